@@ -1,0 +1,91 @@
+# mcr monorepo tasks. Run `make` (or `make help`) for the list.
+#
+# Modules are discovered from go.work, so a module added there is tested, linted and verified
+# without changing this file. The tool modules in hack/tools/ are deliberately not in go.work.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# Workspace modules, as directories relative to the root (".", "core", "providers/kind", ...).
+MODULES = $(shell cd $(ROOT) && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*/\1/p' | sed 's|^\./||;s|^$$|.|')
+
+TOOLS_DIR := $(ROOT)/bin/tools
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+# Package run by `make demo`, relative to the repository root.
+DEMO_PKG ?= ./examples/quickstart
+# Per-module timeout of `make test`: generous, tests start real apiservers on a small machine.
+TEST_TIMEOUT ?= 30m
+# Extra arguments for go test, e.g. TEST_ARGS='-run TestFleet -v'.
+TEST_ARGS ?=
+
+.PHONY: help
+help: ## List the targets.
+	@echo "Usage: make <target>"
+	@echo
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
+	@echo
+	@echo "Modules (from go.work): $(MODULES)"
+
+.PHONY: envtest
+envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds).
+	@$(ROOT)/hack/envtest.sh
+
+.PHONY: test
+test: envtest ## Run go test -race in every module of go.work.
+	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
+	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" $(MODULES)
+
+.PHONY: demo
+demo: envtest ## Run the quickstart example against a local fleet (package: DEMO_PKG).
+	cd $(ROOT) && go run $(DEMO_PKG)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint in every module.
+	@status=0; for m in $(MODULES); do \
+		echo "lint: $$m"; \
+		(cd $(ROOT)/$$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...) || status=1; \
+	done; exit $$status
+
+.PHONY: tools
+tools: $(GOLANGCI_LINT) ## Install the pinned golangci-lint into bin/tools.
+
+$(GOLANGCI_LINT):
+	@echo "lint: installing golangci-lint $(GOLANGCI_LINT_VERSION) into bin/tools (once)"
+	@mkdir -p $(TOOLS_DIR)
+	cd $(ROOT) && GOWORK=off GOBIN=$(TOOLS_DIR) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS_DIR)/golangci-lint $(GOLANGCI_LINT)
+
+.PHONY: tidy
+tidy: ## Run go mod tidy in every module.
+	@for m in $(MODULES); do echo "tidy: $$m"; (cd $(ROOT)/$$m && go mod tidy); done
+
+.PHONY: generate
+generate: ## Run go generate in every module.
+	@for m in $(MODULES); do echo "generate: $$m"; (cd $(ROOT)/$$m && go generate ./...); done
+
+.PHONY: verify
+verify: verify-tidy verify-fmt verify-versions lint ## Check tidiness, formatting, version alignment and lint.
+
+.PHONY: verify-tidy
+verify-tidy: ## Check that go mod tidy would not change any module.
+	@status=0; for m in $(MODULES); do \
+		if ! out=$$(cd $(ROOT)/$$m && go mod tidy -diff 2>&1); then \
+			echo "verify-tidy: $$m is not tidy (run make tidy):"; echo "$$out"; status=1; \
+		fi; \
+	done; \
+	if [ $$status -eq 0 ]; then echo "verify-tidy: ok"; fi; exit $$status
+
+.PHONY: verify-fmt
+verify-fmt: ## Check gofmt on every Go file.
+	@out=$$(cd $(ROOT) && find . -name '*.go' -not -path './bin/*' -not -path './.git/*' -print0 | xargs -0 -r gofmt -l); \
+	if [ -n "$$out" ]; then echo "verify-fmt: not gofmt-clean (run gofmt -w):"; echo "$$out"; exit 1; fi; \
+	echo "verify-fmt: ok"
+
+.PHONY: verify-versions
+verify-versions: ## Check that shared dependencies have one version across modules.
+	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/verifyversions hack/verifyversions/main.go
+	@cd $(ROOT) && $(TOOLS_DIR)/verifyversions $(MODULES)

@@ -1,0 +1,456 @@
+package clusters
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"mcr.dev/core/multicluster"
+)
+
+// DefaultCacheSyncTimeout is the default of Options.CacheSyncTimeout.
+const DefaultCacheSyncTimeout = time.Minute
+
+var (
+	// ErrClusterExists is returned (wrapped) by Add for a name that is engaged or being added.
+	ErrClusterExists = errors.New("cluster already exists")
+
+	// ErrCacheSyncTimeout is returned (wrapped) by Add when a cluster's cache did not sync within
+	// Options.CacheSyncTimeout, typically because its apiserver is unreachable.
+	ErrCacheSyncTimeout = errors.New("cache did not sync in time")
+
+	errRemoved  = errors.New("cluster was removed")
+	errReplaced = errors.New("cluster was replaced by a new instance")
+)
+
+// Options configures Clusters. The zero value of every field selects its default.
+type Options[T cluster.Cluster] struct {
+	// CacheSyncTimeout bounds how long Add waits for a newly added cluster's cache to sync before
+	// giving up on it. An unreachable cluster fails its own Add after this long and never delays
+	// Adds of other clusters.
+	//
+	// Defaults to DefaultCacheSyncTimeout (one minute).
+	CacheSyncTimeout time.Duration
+
+	// EqualClusters tells AddOrReplace whether a new instance is the same cluster as the engaged
+	// one (no-op) or a replacement (re-engage).
+	//
+	// Defaults to EqualClusters, which compares the endpoint and credentials of GetConfig().
+	EqualClusters func(a, b T) bool
+
+	// Log receives lifecycle messages, with the cluster under the key "cluster".
+	//
+	// Defaults to controller-runtime's logger named "clusters".
+	Log logr.Logger
+}
+
+// withDefaults is the only place defaults are applied.
+func (o Options[T]) withDefaults() Options[T] {
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	if o.EqualClusters == nil {
+		o.EqualClusters = EqualClusters[T]
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = ctrllog.Log.WithName("clusters")
+	}
+	return o
+}
+
+// EqualClusters reports whether a and b talk to the same endpoint with the same credentials,
+// according to EqualConfigs. It is the default of Options.EqualClusters.
+func EqualClusters[T cluster.Cluster](a, b T) bool {
+	return EqualConfigs(a.GetConfig(), b.GetConfig())
+}
+
+// Clusters is a concurrency-safe set of engaged clusters, meant to be embedded in providers: it
+// supplies Get and IndexField of multicluster.Provider. The zero value is ready to use with
+// default options; New sets other options. A Clusters must not be copied after first use.
+//
+// A cluster is visible to Get from the moment it has synced and been indexed, just before it is
+// engaged, so that requests its controllers reconcile during Engage can already look it up.
+type Clusters[T cluster.Cluster] struct {
+	// Options is read on every call; set it before first use and do not change it afterwards.
+	Options Options[T]
+
+	mu     sync.Mutex
+	served map[multicluster.ClusterName]*entry[T] // visible to Get
+	adding map[multicluster.ClusterName]*entry[T] // reserved by an Add in progress
+	// running holds every instance whose Start has not returned yet, also those already
+	// forgotten, so that Remove can wait for them.
+	running   map[multicluster.ClusterName]map[*entry[T]]struct{}
+	indexes   []Index
+	indexKeys map[string]struct{}
+}
+
+// New returns an empty set of clusters configured by opts.
+func New[T cluster.Cluster](opts Options[T]) *Clusters[T] {
+	return &Clusters[T]{Options: opts}
+}
+
+// entry is one instance of a cluster, from its reservation by Add until it is forgotten.
+type entry[T cluster.Cluster] struct {
+	name    multicluster.ClusterName
+	cluster T
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	// done is closed when nothing runs for this instance any more: its Start has returned, or
+	// it was never started by us.
+	done chan struct{}
+}
+
+// stop ends the instance and waits until its Start has returned.
+func (e *entry[T]) stop(cause error) {
+	e.cancel(cause)
+	<-e.done
+}
+
+// AddOption changes how one Add or AddOrReplace treats its cluster.
+type AddOption func(*addOptions)
+
+type addOptions struct {
+	alreadyRunning bool
+}
+
+// AlreadyRunning tells Add that the cluster is started and stopped by its owner (for example it
+// was added to a manager). Add then does not call its Start and only waits for its cache to sync.
+func AlreadyRunning() AddOption {
+	return func(o *addOptions) { o.alreadyRunning = true }
+}
+
+// init makes the zero value usable; it must be called with c.mu held.
+func (c *Clusters[T]) init() {
+	if c.served == nil {
+		c.served = map[multicluster.ClusterName]*entry[T]{}
+		c.adding = map[multicluster.ClusterName]*entry[T]{}
+		c.running = map[multicluster.ClusterName]map[*entry[T]]struct{}{}
+		c.indexKeys = map[string]struct{}{}
+	}
+}
+
+// Add starts cl, waits for its cache to sync, applies every recorded index and engages it with
+// aware (which may be nil, to only track the cluster). It returns once the cluster is engaged,
+// or with an error after everything it did was undone. Adding a name that is engaged or being
+// added fails with ErrClusterExists.
+//
+// The cluster lives until Remove, until its Start returns (the cluster failed), or until ctx
+// ends, whichever comes first; ctx must therefore be long-lived, typically the provider's Start
+// context, and never a reconcile context.
+func (c *Clusters[T]) Add(ctx context.Context, name multicluster.ClusterName, cl T, aware multicluster.Aware, opts ...AddOption) error {
+	return c.add(ctx, name, cl, aware, false, opts)
+}
+
+// AddOrReplace adds cl, or replaces the engaged cluster of that name when Options.EqualClusters
+// says cl differs from it; it does nothing when they are equal. ctx is as for Add.
+//
+// A replacement engages the new instance first and only then disengages the old one. Get never
+// reports the cluster missing during a credential rotation, so queued requests are not dropped,
+// and if the new instance fails, the old one simply stays engaged. Awares see an Engage of a
+// different instance under an engaged name, which the contract defines as a re-engage, followed
+// by the end of the old instance's context.
+func (c *Clusters[T]) AddOrReplace(ctx context.Context, name multicluster.ClusterName, cl T, aware multicluster.Aware, opts ...AddOption) error {
+	return c.add(ctx, name, cl, aware, true, opts)
+}
+
+func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl T, aware multicluster.Aware, replace bool, optFns []AddOption) error {
+	o := c.Options.withDefaults()
+	log := o.Log.WithValues("cluster", name)
+	var opts addOptions
+	for _, fn := range optFns {
+		fn(&opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("adding cluster %q: %w", name, err)
+	}
+
+	c.mu.Lock()
+	c.init()
+	if _, busy := c.adding[name]; busy {
+		c.mu.Unlock()
+		return fmt.Errorf("adding cluster %q: %w: an add of this name is in progress", name, ErrClusterExists)
+	}
+	if old, exists := c.served[name]; exists {
+		if !replace {
+			c.mu.Unlock()
+			return fmt.Errorf("adding cluster %q: %w", name, ErrClusterExists)
+		}
+		if o.EqualClusters(old.cluster, cl) {
+			c.mu.Unlock()
+			return nil
+		}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	e := &entry[T]{name: name, cluster: cl, ctx: cctx, cancel: cancel, done: make(chan struct{})}
+	c.adding[name] = e
+	if !opts.alreadyRunning {
+		if c.running[name] == nil {
+			c.running[name] = map[*entry[T]]struct{}{}
+		}
+		c.running[name][e] = struct{}{}
+	}
+	c.mu.Unlock()
+
+	// Whatever ends the instance's context also removes it from the set.
+	context.AfterFunc(cctx, func() { c.forget(e) })
+	if opts.alreadyRunning {
+		close(e.done)
+	} else {
+		go c.run(e, log)
+	}
+
+	syncCtx, cancelSync := context.WithTimeout(cctx, o.CacheSyncTimeout)
+	synced := e.cluster.GetCache().WaitForCacheSync(syncCtx)
+	cancelSync()
+	if !synced {
+		err := fmt.Errorf("cluster %q: %w within %s", name, ErrCacheSyncTimeout, o.CacheSyncTimeout)
+		if cctx.Err() != nil {
+			err = fmt.Errorf("cluster %q: waiting for cache sync: %w", name, context.Cause(cctx))
+		}
+		e.stop(err)
+		return fmt.Errorf("adding cluster %q: %w", name, err)
+	}
+
+	// Apply the recorded indexes until none is pending, then make the instance visible in the
+	// same critical section, so that IndexField calls from now on reach it themselves.
+	var prev *entry[T]
+	for applied := 0; ; {
+		c.mu.Lock()
+		if cctx.Err() != nil {
+			c.mu.Unlock()
+			err := context.Cause(cctx)
+			e.stop(err)
+			return fmt.Errorf("adding cluster %q: %w", name, err)
+		}
+		pending := slices.Clone(c.indexes[applied:])
+		if len(pending) == 0 {
+			delete(c.adding, name)
+			prev = c.served[name]
+			c.served[name] = e
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
+		for _, idx := range pending {
+			if err := cl.GetFieldIndexer().IndexField(cctx, idx.Object, idx.Field, idx.Extractor); err != nil {
+				err = fmt.Errorf("cluster %q: applying index on field %q: %w", name, idx.Field, err)
+				e.stop(err)
+				return fmt.Errorf("adding cluster %q: %w", name, err)
+			}
+		}
+		applied += len(pending)
+	}
+
+	if aware != nil {
+		if err := aware.Engage(cctx, name, cl); err != nil {
+			err = fmt.Errorf("engaging cluster %q: %w", name, err)
+			c.mu.Lock()
+			restore := prev != nil && c.served[name] == e && prev.ctx.Err() == nil
+			if restore {
+				c.served[name] = prev
+			} else if c.served[name] == e {
+				delete(c.served, name)
+			}
+			c.mu.Unlock()
+			e.stop(err)
+			if prev != nil && !restore {
+				prev.stop(errRemoved)
+			}
+			return err
+		}
+	}
+	if prev != nil {
+		prev.stop(errReplaced)
+		log.Info("Replaced cluster")
+	} else {
+		log.Info("Added cluster")
+	}
+	return nil
+}
+
+// run runs the cluster until its context ends or it fails on its own.
+func (c *Clusters[T]) run(e *entry[T], log logr.Logger) {
+	defer func() {
+		c.mu.Lock()
+		delete(c.running[e.name], e)
+		if len(c.running[e.name]) == 0 {
+			delete(c.running, e.name)
+		}
+		c.mu.Unlock()
+		close(e.done)
+	}()
+	err := e.cluster.Start(e.ctx)
+	// The instance is finished: do not keep its idle keep-alive connections (two goroutines
+	// each) around until they time out.
+	if hc := e.cluster.GetHTTPClient(); hc != nil {
+		hc.CloseIdleConnections()
+	}
+	if e.ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		log.Error(err, "Cluster stopped with an error, disengaging it")
+		e.cancel(fmt.Errorf("cluster stopped: %w", err))
+		return
+	}
+	log.Info("Cluster stopped on its own, disengaging it")
+	e.cancel(errors.New("cluster stopped on its own"))
+}
+
+// forget drops e from the set if it is still there; a newer instance of the name is kept.
+func (c *Clusters[T]) forget(e *entry[T]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.served[e.name] == e {
+		delete(c.served, e.name)
+	}
+	if c.adding[e.name] == e {
+		delete(c.adding, e.name)
+	}
+}
+
+// Remove disengages the named cluster (and aborts an Add of that name in progress), and returns
+// once the cluster's Start has returned; that includes an instance whose context already ended
+// but which is still shutting down. Removing an unknown name does nothing.
+func (c *Clusters[T]) Remove(name multicluster.ClusterName) {
+	c.mu.Lock()
+	stopping := c.forgetNameLocked(name)
+	c.mu.Unlock()
+	c.stopAll(stopping)
+}
+
+// RemoveAll removes every cluster, as Remove does, and returns once all of them have stopped.
+// Providers call it when their Start returns.
+func (c *Clusters[T]) RemoveAll() {
+	c.mu.Lock()
+	var stopping []*entry[T]
+	names := map[multicluster.ClusterName]struct{}{}
+	for _, m := range []map[multicluster.ClusterName]*entry[T]{c.served, c.adding} {
+		for name := range m {
+			names[name] = struct{}{}
+		}
+	}
+	for name := range c.running {
+		names[name] = struct{}{}
+	}
+	for name := range names {
+		stopping = append(stopping, c.forgetNameLocked(name)...)
+	}
+	c.mu.Unlock()
+	c.stopAll(stopping)
+}
+
+// forgetNameLocked drops every instance of name from the set and returns those to stop, each
+// once.
+func (c *Clusters[T]) forgetNameLocked(name multicluster.ClusterName) []*entry[T] {
+	instances := maps.Clone(c.running[name])
+	if instances == nil {
+		instances = map[*entry[T]]struct{}{}
+	}
+	if e, ok := c.served[name]; ok {
+		instances[e] = struct{}{}
+		delete(c.served, name)
+	}
+	if e, ok := c.adding[name]; ok {
+		instances[e] = struct{}{}
+		delete(c.adding, name)
+	}
+	return slices.Collect(maps.Keys(instances))
+}
+
+func (c *Clusters[T]) stopAll(stopping []*entry[T]) {
+	for _, e := range stopping {
+		e.stop(errRemoved)
+	}
+	log := c.Options.withDefaults().Log
+	for _, e := range stopping {
+		log.V(1).Info("Removed cluster instance", "cluster", e.name)
+	}
+}
+
+// Get returns the named cluster, or an error wrapping multicluster.ErrClusterNotFound.
+func (c *Clusters[T]) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	cl, err := c.GetTyped(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// GetTyped returns the named cluster, or an error wrapping multicluster.ErrClusterNotFound.
+func (c *Clusters[T]) GetTyped(_ context.Context, name multicluster.ClusterName) (T, error) {
+	c.mu.Lock()
+	e, ok := c.served[name]
+	c.mu.Unlock()
+	if !ok || e.ctx.Err() != nil {
+		var zero T
+		return zero, fmt.Errorf("cluster %q: %w", name, multicluster.ErrClusterNotFound)
+	}
+	return e.cluster, nil
+}
+
+// ClusterNames returns the names of the visible clusters, sorted.
+func (c *Clusters[T]) ClusterNames() []multicluster.ClusterName {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.served))
+}
+
+// Len returns the number of visible clusters.
+func (c *Clusters[T]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.served)
+}
+
+// IndexField records a field index and applies it to every cluster, present and future. Each
+// cluster gets each index exactly once, also when IndexField races with Add. Indexing the same
+// object type and field again is a no-op (the first extractor stays), because a second identical
+// index would conflict on a controller-runtime cache. Errors of individual clusters are joined,
+// each naming its cluster; the index stays recorded for clusters added later.
+func (c *Clusters[T]) IndexField(ctx context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
+	idx := Index{Object: obj, Field: field, Extractor: extractValue}
+	c.mu.Lock()
+	c.init()
+	key := idx.Key()
+	if _, dup := c.indexKeys[key]; dup {
+		c.mu.Unlock()
+		return nil
+	}
+	c.indexKeys[key] = struct{}{}
+	c.indexes = append(c.indexes, idx)
+	targets := slices.SortedFunc(maps.Values(c.served), func(a, b *entry[T]) int {
+		return cmp.Compare(a.name, b.name)
+	})
+	c.mu.Unlock()
+
+	var errs []error
+	for _, e := range targets {
+		err := e.cluster.GetFieldIndexer().IndexField(ctx, obj, field, extractValue)
+		if err != nil && e.ctx.Err() == nil { // a cluster going away does not fail the index
+			errs = append(errs, fmt.Errorf("cluster %q: %w", e.name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("indexing field %q: %w", field, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Indexes returns the recorded indexes, in the order they were first recorded.
+func (c *Clusters[T]) Indexes() []Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.indexes)
+}

@@ -1,0 +1,197 @@
+package clusters_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+)
+
+// fleet is shared by the tests of this package: starting apiservers is the slow part.
+var fleet *envtest.Fleet
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"a", "b"}})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fleet = f
+	code := m.Run()
+	if err := f.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// newCluster builds an unstarted controller-runtime cluster for cfg.
+func newCluster(t testing.TB, cfg *rest.Config) cluster.Cluster {
+	t.Helper()
+	cl, err := cluster.New(cfg)
+	if err != nil {
+		t.Fatalf("cluster.New: %v", err)
+	}
+	return cl
+}
+
+// memberCluster builds an unstarted cluster for a fleet member.
+func memberCluster(t testing.TB, member string) cluster.Cluster {
+	t.Helper()
+	return newCluster(t, fleet.Member(member).Config())
+}
+
+// eventLog is an Aware that records engagements and their ends, in order.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+	fail   error
+	// ids names cluster instances in events, so replacements can be told apart.
+	ids map[cluster.Cluster]string
+}
+
+func (l *eventLog) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return l.fail
+	}
+	id := l.idLocked(name, cl)
+	l.events = append(l.events, "engage "+id)
+	context.AfterFunc(ctx, func() { l.add("disengage " + id) })
+	return nil
+}
+
+func (l *eventLog) idLocked(name multicluster.ClusterName, cl cluster.Cluster) string {
+	if l.ids == nil {
+		l.ids = map[cluster.Cluster]string{}
+	}
+	if id, ok := l.ids[cl]; ok {
+		return id
+	}
+	n := 1
+	for _, id := range l.ids {
+		if strings.HasPrefix(id, string(name)+"#") {
+			n++
+		}
+	}
+	id := fmt.Sprintf("%s#%d", name, n)
+	l.ids[cl] = id
+	return id
+}
+
+func (l *eventLog) add(event string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, event)
+}
+
+func (l *eventLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.events...)
+}
+
+// waitFor polls cond until it holds or the deadline passes; it is for conditions that become
+// true asynchronously (a context's AfterFunc, an informer), never a substitute for ordering.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitForGoroutines waits until the goroutine count is at most limit, and fails with a dump of
+// all goroutines if it never gets there.
+func waitForGoroutines(t testing.TB, limit int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > limit {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines still running, want at most %d:\n%s", runtime.NumGoroutine(), limit, buf)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// indexCounter wraps a cluster and counts IndexField calls per object type and field.
+type indexCounter struct {
+	cluster.Cluster
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func countIndexes(cl cluster.Cluster) *indexCounter {
+	return &indexCounter{Cluster: cl, counts: map[string]int{}}
+}
+
+func (c *indexCounter) GetFieldIndexer() client.FieldIndexer { return c }
+
+func (c *indexCounter) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	c.mu.Lock()
+	c.counts[fmt.Sprintf("%T/%s", obj, field)]++
+	c.mu.Unlock()
+	return c.Cluster.GetFieldIndexer().IndexField(ctx, obj, field, extract)
+}
+
+func (c *indexCounter) count(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[key]
+}
+
+// startTracker wraps a cluster and reports when its Start has returned.
+type startTracker struct {
+	cluster.Cluster
+	returned chan struct{}
+	// failNow, when closed, makes Start stop the cluster and return an error on its own.
+	failNow chan struct{}
+}
+
+func trackStart(cl cluster.Cluster) *startTracker {
+	return &startTracker{Cluster: cl, returned: make(chan struct{}), failNow: make(chan struct{})}
+}
+
+func (s *startTracker) Start(ctx context.Context) error {
+	defer close(s.returned)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() { errs <- s.Cluster.Start(ctx) }()
+	select {
+	case err := <-errs:
+		return err
+	case <-s.failNow:
+		cancel()
+		<-errs
+		return fmt.Errorf("injected failure")
+	}
+}
+
+func (s *startTracker) hasReturned() bool {
+	select {
+	case <-s.returned:
+		return true
+	default:
+		return false
+	}
+}

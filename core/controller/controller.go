@@ -1,0 +1,339 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	mccontext "mcr.dev/core/context"
+	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/metrics"
+	"mcr.dev/core/multicluster"
+	mcreconcile "mcr.dev/core/reconcile"
+	mcsource "mcr.dev/core/source"
+)
+
+// Options are controller-runtime's controller options for multi-cluster requests.
+type Options = controller.TypedOptions[mcreconcile.Request]
+
+// Controller is a multi-cluster controller of mcreconcile.Request.
+type Controller = TypedController[mcreconcile.Request]
+
+// TypedController is a controller-runtime controller that can be engaged with clusters.
+type TypedController[request mcreconcile.ClusterAware[request]] interface {
+	controller.TypedController[request]
+	multicluster.Aware
+
+	// MultiClusterWatch watches src in every cluster the controller is engaged with, now and in
+	// the future.
+	MultiClusterWatch(src mcsource.TypedSource[client.Object, request]) error
+}
+
+// Option configures the multi-cluster side of a controller.
+type Option func(*settings)
+
+type settings struct {
+	engageLocal bool
+}
+
+// WithLocalCluster makes the controller engage the manager's local cluster (named
+// mcmanager.LocalCluster) when it starts, whether or not the manager engages it. Sources still
+// decide through their cluster filters whether they watch it.
+func WithLocalCluster() Option {
+	return func(s *settings) { s.engageLocal = true }
+}
+
+// New returns a controller added to the manager.
+func New(name string, mgr mcmanager.Manager, options Options, opts ...Option) (Controller, error) {
+	return NewTyped(name, mgr, options, opts...)
+}
+
+// NewTyped returns a controller of a custom request type added to the manager.
+func NewTyped[request mcreconcile.ClusterAware[request]](name string, mgr mcmanager.Manager, options controller.TypedOptions[request], opts ...Option) (TypedController[request], error) {
+	c, err := NewTypedUnmanaged(name, mgr, options, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c, mgr.Add(c)
+}
+
+// NewUnmanaged returns a controller that is not added to the manager; the caller starts it and
+// engages it.
+func NewUnmanaged(name string, mgr mcmanager.Manager, options Options, opts ...Option) (Controller, error) {
+	return NewTypedUnmanaged(name, mgr, options, opts...)
+}
+
+// NewTypedUnmanaged returns a controller of a custom request type that is not added to the
+// manager. Unset options are defaulted from the manager's controller options, as in
+// controller-runtime; the default logger adds the cluster, namespace and name of every request.
+func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, mgr mcmanager.Manager, options controller.TypedOptions[request], opts ...Option) (TypedController[request], error) {
+	var s settings
+	for _, o := range opts {
+		o(&s)
+	}
+	options.DefaultFromConfig(mgr.GetControllerOptions())
+	if options.Logger.GetSink() == nil {
+		options.Logger = mgr.GetLogger()
+	}
+	if options.LogConstructor == nil {
+		options.LogConstructor = requestLogger[request](options.Logger.WithValues("controller", name))
+	}
+	if options.CacheSyncTimeout == 0 {
+		options.CacheSyncTimeout = 2 * time.Minute
+	}
+	if options.Reconciler == nil {
+		return nil, errors.New("must specify Reconciler")
+	}
+	options.Reconciler = &instrumentedReconciler[request]{controller: name, reconciler: options.Reconciler}
+
+	inner, err := controller.NewTypedUnmanaged(name, options)
+	if err != nil {
+		return nil, err
+	}
+	c := &mcController[request]{
+		TypedController: inner,
+		name:            name,
+		log:             options.LogConstructor(nil),
+		syncTimeout:     options.CacheSyncTimeout,
+		clusters:        map[multicluster.ClusterName]*engagement{},
+		queueReady:      make(chan struct{}),
+	}
+	if s.engageLocal {
+		c.local = mgr.GetLocalManager()
+	}
+	// The queue only exists once controller-runtime starts the controller; a source started with
+	// it hands it over, and with it the controller's context.
+	if err := inner.Watch(&queueHandover[request]{controller: c}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// requestLogger returns a log constructor that adds the request's cluster, namespace and name.
+func requestLogger[request mcreconcile.ClusterAware[request]](base logr.Logger) func(*request) logr.Logger {
+	return func(req *request) logr.Logger {
+		if req == nil {
+			return base
+		}
+		if r, ok := any(*req).(mcreconcile.Request); ok {
+			return base.WithValues(
+				"cluster", string(r.ClusterName),
+				"object", klog.KRef(r.Namespace, r.Name),
+				"namespace", r.Namespace, "name", r.Name,
+			)
+		}
+		return base.WithValues("cluster", string((*req).Cluster()), "request", (*req).String())
+	}
+}
+
+// engagement is one cluster engaged with the controller.
+type engagement struct {
+	name    multicluster.ClusterName
+	cluster cluster.Cluster
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+type mcController[request mcreconcile.ClusterAware[request]] struct {
+	controller.TypedController[request]
+
+	name        string
+	log         logr.Logger
+	syncTimeout time.Duration
+	local       cluster.Cluster // engaged at start when set
+
+	mu       sync.Mutex
+	sources  []mcsource.TypedSource[client.Object, request]
+	clusters map[multicluster.ClusterName]*engagement
+	stopped  bool
+
+	queueReady chan struct{} // closed once queue is set
+	queue      workqueue.TypedRateLimitingInterface[request]
+}
+
+// Engage starts the controller's sources for the cluster and returns without waiting for them.
+// Engaging the same cluster instance again is a no-op; a different instance under the same name
+// replaces the old one.
+func (c *mcController[request]) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	if cl == nil {
+		return fmt.Errorf("controller %q: cannot engage cluster %q: cluster is nil", c.name, name)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return fmt.Errorf("controller %q: cannot engage cluster %q: controller has stopped", c.name, name)
+	}
+	if old, ok := c.clusters[name]; ok {
+		if old.cluster == cl && old.ctx.Err() == nil {
+			return nil
+		}
+		old.cancel()
+	}
+	engCtx, cancel := context.WithCancel(ctx)
+	e := &engagement{name: name, cluster: cl, ctx: engCtx, cancel: cancel}
+	c.clusters[name] = e
+	context.AfterFunc(engCtx, func() { c.forget(e) })
+	for _, src := range c.sources {
+		go c.runSource(e, src)
+	}
+	return nil
+}
+
+func (c *mcController[request]) forget(e *engagement) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clusters[e.name] == e {
+		delete(c.clusters, e.name)
+	}
+}
+
+// MultiClusterWatch watches src in every engaged cluster, present and future.
+func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[client.Object, request]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return fmt.Errorf("controller %q has stopped", c.name)
+	}
+	c.sources = append(c.sources, src)
+	for _, e := range c.clusters {
+		go c.runSource(e, src)
+	}
+	return nil
+}
+
+// runSource starts src for one engaged cluster, retrying with backoff until it starts or the
+// cluster is disengaged, then waits (bounded) for it to sync so that a cluster that never syncs
+// is reported.
+func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSource[client.Object, request]) {
+	select {
+	case <-c.queueReady:
+	case <-e.ctx.Done():
+		return
+	}
+	log := c.log.WithValues("cluster", string(e.name), "source", fmt.Sprint(src))
+	backoff := time.Second
+	for {
+		s, engage, err := src.ForCluster(e.name, e.cluster)
+		if err == nil && !engage {
+			return
+		}
+		if err == nil {
+			err = c.startAndSync(e.ctx, s)
+			if err == nil {
+				return
+			}
+		}
+		if e.ctx.Err() != nil {
+			return
+		}
+		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
+		log.Error(err, "Cannot watch cluster, will retry", "retryIn", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-e.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+// startAndSync starts s and waits for it to sync, both within the controller's CacheSyncTimeout.
+// A source that started but did not sync in time is left running (its informer keeps trying and
+// its events flow once it syncs), and reported once.
+func (c *mcController[request]) startAndSync(ctx context.Context, s source.TypedSource[request]) error {
+	startCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
+	defer cancel()
+	started := make(chan error, 1)
+	go func() { started <- s.Start(ctx, c.queue) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			return err
+		}
+	case <-startCtx.Done():
+		return fmt.Errorf("source did not start within %s: %w", c.syncTimeout, startCtx.Err())
+	}
+	syncing, ok := s.(source.TypedSyncingSource[request])
+	if !ok {
+		return nil
+	}
+	if err := syncing.WaitForSync(startCtx); err != nil && ctx.Err() == nil {
+		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
+		c.log.Error(err, "Cluster did not sync in time; its events will flow once it does", "timeout", c.syncTimeout)
+	}
+	return nil
+}
+
+// handOver receives the queue and the controller's context from controller-runtime.
+func (c *mcController[request]) handOver(ctx context.Context, q workqueue.TypedRateLimitingInterface[request]) {
+	c.mu.Lock()
+	if c.queue != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.queue = q
+	close(c.queueReady)
+	c.mu.Unlock()
+
+	// When the controller stops, nothing it started for any cluster may keep running.
+	context.AfterFunc(ctx, c.stop)
+	if c.local != nil {
+		if err := c.Engage(ctx, mcmanager.LocalCluster, c.local); err != nil {
+			c.log.Error(err, "Cannot engage the local cluster")
+		}
+	}
+}
+
+func (c *mcController[request]) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	for _, e := range c.clusters {
+		e.cancel()
+	}
+}
+
+// queueHandover is a source that only hands the controller's queue over to the multi-cluster
+// controller; it watches nothing itself.
+type queueHandover[request mcreconcile.ClusterAware[request]] struct {
+	controller *mcController[request]
+}
+
+func (h *queueHandover[request]) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[request]) error {
+	h.controller.handOver(ctx, q)
+	return nil
+}
+
+func (h *queueHandover[request]) String() string { return "multi-cluster sources" }
+
+// instrumentedReconciler counts reconciles per cluster and puts the cluster into the context.
+type instrumentedReconciler[request mcreconcile.ClusterAware[request]] struct {
+	controller string
+	reconciler reconcile.TypedReconciler[request]
+}
+
+func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req request) (reconcile.Result, error) {
+	res, err := r.reconciler.Reconcile(mccontext.WithCluster(ctx, req.Cluster()), req)
+	result := metrics.ResultSuccess
+	switch {
+	case err != nil:
+		result = metrics.ResultError
+	case res.RequeueAfter > 0:
+		result = metrics.ResultRequeueAfter
+	case res.Requeue: //nolint:staticcheck // still honoured by controller-runtime
+		result = metrics.ResultRequeue
+	}
+	metrics.ReconcileTotal.WithLabelValues(r.controller, string(req.Cluster()), result).Inc()
+	return res, err
+}

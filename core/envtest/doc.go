@@ -1,0 +1,26 @@
+// Package envtest starts a fleet of real Kubernetes API servers for tests: one etcd and any
+// number of kube-apiservers (members) that share it, each under its own etcd prefix, so every
+// member is an isolated cluster with its own data, certificates and credentials.
+//
+// It is the multi-cluster counterpart of controller-runtime's envtest. Multi-cluster
+// controllers, providers and the conformance suite need several clusters at once, clusters
+// that appear while a manager runs, and clusters that go away and come back; a Fleet gives
+// all three cheaply (one etcd, one apiserver process per member, everything on 127.0.0.1).
+//
+// The binaries are built from the Go module proxy by `make envtest` (run once from the
+// repository root) into bin/envtest/<KubernetesVersion>; Start finds them there, or in the
+// directory named by $MCR_ENVTEST_ASSETS.
+//
+// Typical use in a test:
+//
+//	fleet := envtest.StartForTest(t, "east", "west")
+//	eastClient, err := client.New(fleet.Member("east").Config(), client.Options{})
+//	...
+//	fleet.Member("west").Stop()  // outage: requests to west now fail
+//	fleet.Member("west").Start(ctx) // west is back, on the same address, with its data
+//
+// Every member serves real TLS with its own self-signed CA generated in-process; the admin
+// credentials are a client certificate in the system:masters group. Authorization is RBAC and
+// service-account tokens are signed, so Member.ServiceAccountKubeconfig hands out limited
+// credentials exactly as a real cluster would.
+package envtest

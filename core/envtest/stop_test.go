@@ -1,0 +1,73 @@
+package envtest
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStopLeavesNothingBehind(t *testing.T) {
+	goroutinesBefore := runtime.NumGoroutine()
+	f, err := Start(t.Context(), Options{Members: []string{"one", "two"}, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pids := []int{f.etcd.pid()}
+	for _, m := range f.Members() {
+		pids = append(pids, m.proc.Load().pid())
+	}
+	dir := f.dir
+
+	if err := f.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := f.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	for _, pid := range pids {
+		// The processes were reaped by Wait, so the pid no longer exists (unless reused, which
+		// cannot happen this quickly on Linux's increasing pid allocation).
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still exists after Stop (kill -0: %v)", pid, err)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("fleet directory %s still exists after Stop (stat: %v)", dir, err)
+	}
+	if _, err := f.AddMember(t.Context(), "three"); err == nil {
+		t.Errorf("AddMember succeeded on a stopped fleet")
+	}
+
+	// Every goroutine the fleet started (process waiters, output copiers, probes) has ended.
+	// Goroutines wind down asynchronously, so poll for a bounded time.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > goroutinesBefore && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutinesBefore {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after Stop, %d before:\n%s", n, goroutinesBefore, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestStartFailureIsExplained(t *testing.T) {
+	// An apiserver flag it does not know makes kube-apiserver exit at once; the error must carry
+	// its last output so that the reason is visible without re-running with Output set.
+	_, err := Start(t.Context(), Options{
+		Members:        []string{"broken"},
+		APIServerFlags: map[string]string{"no-such-flag": "1"},
+		TempDir:        t.TempDir(),
+	})
+	if err == nil {
+		t.Fatalf("Start succeeded with an unknown apiserver flag")
+	}
+	for _, want := range []string{`member "broken"`, "exited early", "no-such-flag"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}

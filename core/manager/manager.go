@@ -1,0 +1,325 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	mccontext "mcr.dev/core/context"
+	"mcr.dev/core/metrics"
+	"mcr.dev/core/multicluster"
+)
+
+// LocalCluster is the name of the cluster the local manager talks to.
+const LocalCluster = multicluster.ClusterName("")
+
+// Options are controller-runtime's manager options.
+type Options = manager.Options
+
+// Runnable is a manager runnable that is also engaged with every cluster.
+type Runnable interface {
+	manager.Runnable
+	multicluster.Aware
+}
+
+// Manager runs controllers across a fleet of clusters.
+type Manager interface {
+	// Engage engages a cluster with every registered Aware. Providers call it.
+	multicluster.Aware
+
+	// Add adds a runnable to the local manager. Runnables that are also multicluster.Aware are
+	// engaged with every cluster, including those engaged before they were added.
+	Add(manager.Runnable) error
+	// Elected is closed when this replica is elected leader, or at start without leader election.
+	Elected() <-chan struct{}
+	// AddMetricsServerExtraHandler adds a handler to the metrics server.
+	AddMetricsServerExtraHandler(path string, handler http.Handler) error
+	// AddHealthzCheck adds a health check.
+	AddHealthzCheck(name string, check healthz.Checker) error
+	// AddReadyzCheck adds a readiness check.
+	AddReadyzCheck(name string, check healthz.Checker) error
+	// Start starts the provider, the local manager and everything added to it; it blocks until
+	// ctx is done.
+	Start(ctx context.Context) error
+	// GetWebhookServer returns the local manager's webhook server.
+	GetWebhookServer() webhook.Server
+	// GetLogger returns the manager's logger.
+	GetLogger() logr.Logger
+	// GetControllerOptions returns the controller defaults of the manager.
+	GetControllerOptions() config.Controller
+
+	// GetCluster returns the named cluster; LocalCluster is the local manager. Unknown names
+	// give an error wrapping multicluster.ErrClusterNotFound.
+	GetCluster(ctx context.Context, clusterName multicluster.ClusterName) (cluster.Cluster, error)
+	// ClusterFromContext returns the cluster of the request being reconciled.
+	ClusterFromContext(ctx context.Context) (cluster.Cluster, error)
+	// GetManager returns a controller-runtime manager whose cluster methods (client, cache,
+	// scheme, RESTMapper, field indexer, recorders) are the named cluster's, and whose Add and
+	// Start are the local manager's: a way to reuse single-cluster code.
+	GetManager(ctx context.Context, clusterName multicluster.ClusterName) (manager.Manager, error)
+	// GetLocalManager returns the controller-runtime manager of the local cluster.
+	GetLocalManager() manager.Manager
+	// GetProvider returns the provider, or nil.
+	GetProvider() multicluster.Provider
+	// GetFieldIndexer returns an indexer that applies to every engaged cluster, present and
+	// future, the local one included when it is engaged.
+	GetFieldIndexer() client.FieldIndexer
+	// EngagedClusters returns the names of the clusters currently engaged, sorted.
+	EngagedClusters() []multicluster.ClusterName
+}
+
+// Option configures the multi-cluster side of a manager.
+type Option func(*mcManager)
+
+// WithLocalClusterEngaged engages the local cluster, under LocalCluster, with every Aware once the
+// local cache has synced, as if a provider had engaged it. Without a provider this is the
+// default.
+func WithLocalClusterEngaged() Option {
+	return func(m *mcManager) { m.engageLocal = true }
+}
+
+// WithProviderLeaderElection runs the provider only on the elected leader. By default it runs on
+// every replica, like the caches of controller-runtime, so that a new leader finds its clusters
+// engaged and synced.
+func WithProviderLeaderElection(needed bool) Option {
+	return func(m *mcManager) { m.providerNeedsLeader = needed }
+}
+
+// New creates a controller-runtime manager for config and wraps it with the provider. The
+// provider may be nil: the manager then runs controllers on the local cluster only.
+func New(config *rest.Config, provider multicluster.Provider, opts Options, mcOpts ...Option) (Manager, error) {
+	local, err := manager.New(config, opts)
+	if err != nil {
+		return nil, err
+	}
+	return WithMultiCluster(local, provider, mcOpts...)
+}
+
+// WithMultiCluster wraps an existing controller-runtime manager.
+func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcOpts ...Option) (Manager, error) {
+	m := &mcManager{
+		Manager:  local,
+		provider: provider,
+		log:      local.GetLogger().WithName("multicluster"),
+		engaged:  map[multicluster.ClusterName]*engagedCluster{},
+	}
+	for _, o := range mcOpts {
+		o(m)
+	}
+	if provider == nil {
+		m.engageLocal = true
+	}
+	if err := local.Add(&localEngager{m: m}); err != nil {
+		return nil, err
+	}
+	if runnable, ok := provider.(multicluster.ProviderRunnable); ok {
+		if err := local.Add(&providerRunner{m: m, provider: runnable}); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+type engagedCluster struct {
+	cluster cluster.Cluster
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+type mcManager struct {
+	manager.Manager
+
+	provider            multicluster.Provider
+	log                 logr.Logger
+	engageLocal         bool
+	providerNeedsLeader bool
+
+	mu      sync.Mutex
+	awares  []multicluster.Aware
+	engaged map[multicluster.ClusterName]*engagedCluster
+}
+
+// Engage engages the cluster with every Aware. It returns once all have engaged it, or with the
+// error of those that failed after disengaging the cluster from the others again.
+func (m *mcManager) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	if cl == nil {
+		return fmt.Errorf("cannot engage cluster %q: cluster is nil", name)
+	}
+	start := time.Now()
+	m.mu.Lock()
+	if old, ok := m.engaged[name]; ok {
+		if old.cluster == cl && old.ctx.Err() == nil {
+			m.mu.Unlock()
+			return nil
+		}
+		old.cancel()
+	}
+	engCtx, cancel := context.WithCancel(ctx)
+	e := &engagedCluster{cluster: cl, ctx: engCtx, cancel: cancel}
+	m.engaged[name] = e
+	metrics.EngagedClusters.Inc()
+	awares := slices.Clone(m.awares)
+	m.mu.Unlock()
+	context.AfterFunc(engCtx, func() { m.disengaged(name, e) })
+
+	var errs []error
+	for _, a := range awares {
+		if err := a.Engage(engCtx, name, cl); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		cancel()
+		metrics.EngageAttempts.WithLabelValues(metrics.ResultError).Inc()
+		return fmt.Errorf("engaging cluster %q: %w", name, errors.Join(errs...))
+	}
+	metrics.EngageAttempts.WithLabelValues(metrics.ResultSuccess).Inc()
+	metrics.EngageDuration.Observe(time.Since(start).Seconds())
+	m.log.V(1).Info("Engaged cluster", "cluster", string(name))
+	return nil
+}
+
+func (m *mcManager) disengaged(name multicluster.ClusterName, e *engagedCluster) {
+	m.mu.Lock()
+	current := m.engaged[name] == e
+	if current {
+		delete(m.engaged, name)
+	}
+	m.mu.Unlock()
+	metrics.EngagedClusters.Dec()
+	if current {
+		metrics.ForgetCluster(name)
+	}
+	m.log.V(1).Info("Disengaged cluster", "cluster", string(name))
+}
+
+// Add adds the runnable to the local manager and, when it is Aware, engages it with every
+// cluster already engaged and every future one.
+func (m *mcManager) Add(r manager.Runnable) error {
+	aware, ok := r.(multicluster.Aware)
+	if !ok {
+		return m.Manager.Add(r)
+	}
+	m.mu.Lock()
+	m.awares = append(m.awares, aware)
+	engaged := make(map[multicluster.ClusterName]*engagedCluster, len(m.engaged))
+	for name, e := range m.engaged {
+		engaged[name] = e
+	}
+	m.mu.Unlock()
+	for name, e := range engaged {
+		if err := aware.Engage(e.ctx, name, e.cluster); err != nil {
+			metrics.EngageAttempts.WithLabelValues(metrics.ResultError).Inc()
+			m.log.Error(err, "Cannot engage a runnable added late with an engaged cluster", "cluster", string(name))
+		}
+	}
+	return m.Manager.Add(r)
+}
+
+func (m *mcManager) EngagedClusters() []multicluster.ClusterName {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	names := make([]multicluster.ClusterName, 0, len(m.engaged))
+	for name := range m.engaged {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (m *mcManager) GetCluster(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	if name == LocalCluster {
+		return m.Manager, nil
+	}
+	if m.provider == nil {
+		return nil, fmt.Errorf("cluster %q: no provider is configured: %w", name, multicluster.ErrClusterNotFound)
+	}
+	return m.provider.Get(ctx, name)
+}
+
+func (m *mcManager) ClusterFromContext(ctx context.Context) (cluster.Cluster, error) {
+	name, ok := mccontext.ClusterFrom(ctx)
+	if !ok {
+		return nil, errors.New("no cluster in context: reconcilers of mcr controllers have one; " +
+			"wrap other reconcilers with context.ReconcilerWithClusterInContext")
+	}
+	return m.GetCluster(ctx, name)
+}
+
+func (m *mcManager) GetManager(ctx context.Context, name multicluster.ClusterName) (manager.Manager, error) {
+	cl, err := m.GetCluster(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &scopedManager{Manager: m.Manager, cluster: cl}, nil
+}
+
+func (m *mcManager) GetLocalManager() manager.Manager { return m.Manager }
+
+func (m *mcManager) GetProvider() multicluster.Provider { return m.provider }
+
+func (m *mcManager) GetFieldIndexer() client.FieldIndexer { return &fleetIndexer{m: m} }
+
+// fleetIndexer applies an index to the provider's clusters and, when it is engaged, the local one.
+type fleetIndexer struct{ m *mcManager }
+
+func (f *fleetIndexer) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	var errs []error
+	if f.m.provider != nil {
+		if err := f.m.provider.IndexField(ctx, obj, field, extract); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if f.m.engageLocal {
+		if err := f.m.Manager.GetFieldIndexer().IndexField(ctx, obj, field, extract); err != nil {
+			errs = append(errs, fmt.Errorf("local cluster: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// localEngager engages the local cluster once its cache has synced, when asked to.
+type localEngager struct{ m *mcManager }
+
+func (l *localEngager) Start(ctx context.Context) error {
+	if !l.m.engageLocal {
+		return nil
+	}
+	if !l.m.Manager.GetCache().WaitForCacheSync(ctx) {
+		return nil // stopping
+	}
+	if err := l.m.Engage(ctx, LocalCluster, l.m.Manager); err != nil {
+		return fmt.Errorf("engaging the local cluster: %w", err)
+	}
+	return nil
+}
+
+func (l *localEngager) NeedLeaderElection() bool { return false }
+
+// providerRunner runs a ProviderRunnable with the manager as its Aware.
+type providerRunner struct {
+	m        *mcManager
+	provider multicluster.ProviderRunnable
+}
+
+func (p *providerRunner) Start(ctx context.Context) error {
+	if err := p.provider.Start(ctx, p.m); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("provider stopped: %w", err)
+	}
+	return nil
+}
+
+func (p *providerRunner) NeedLeaderElection() bool { return p.m.providerNeedsLeader }

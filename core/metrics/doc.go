@@ -1,0 +1,14 @@
+// Package metrics declares the Prometheus metrics of mcr's manager and controllers. They are
+// registered with controller-runtime's registry (sigs.k8s.io/controller-runtime/pkg/metrics), so
+// they are served by the manager's metrics endpoint next to controller-runtime's own.
+//
+//	mcr_engaged_clusters                        gauge     clusters engaged with the manager
+//	mcr_engage_attempts_total{result}           counter   Engage calls, result "success" or "error"
+//	mcr_engage_duration_seconds                 histogram time to engage a cluster with every Aware
+//	mcr_reconcile_total{controller,cluster,result} counter reconciles per cluster; result is
+//	                                                      success, error, requeue or requeue_after
+//	mcr_cluster_source_errors_total{controller} counter   per-cluster sources that failed to start or sync
+//
+// Series labelled with a cluster are deleted when the cluster is disengaged, so a churning fleet
+// does not grow the registry without bound.
+package metrics

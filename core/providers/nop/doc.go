@@ -1,0 +1,7 @@
+// Package nop provides a provider with no clusters.
+//
+// It runs a multi-cluster manager in provider mode with an empty fleet: useful for tests, and
+// for binaries whose real provider is chosen at run time and may be none. Start blocks until
+// its context ends, Get reports every name as not found, and IndexField does nothing because
+// there is nothing to index.
+package nop

@@ -1,0 +1,37 @@
+// Package workqueue provides work queues for multi-cluster controllers.
+//
+// A multi-cluster controller has one queue and one worker pool for the whole fleet: the cluster is
+// part of each request. With controller-runtime's queues a cluster that produces many events (an
+// initial list of thousands of objects, a noisy operator, a re-sync) fills the queue, and every
+// other cluster's requests wait behind that backlog.
+//
+// NewClusterFair returns a queue that keeps one FIFO sub-queue per cluster and serves the clusters
+// in turn, one request per cluster per turn. A request from a quiet cluster therefore waits for at
+// most one request of each other busy cluster, however long their backlogs are. Everything else
+// behaves like controller-runtime's priority queue (package
+// sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue), which it implements:
+//
+//   - a request is queued at most once; adding it again while it is queued only merges the options
+//     (the higher priority and the earlier ready time win);
+//   - a request being processed is not handed out again until Done; if it was added meanwhile it is
+//     queued again at Done;
+//   - higher priorities are served first; clusters take turns within a priority, and requests of
+//     one cluster keep their order;
+//   - AddAfter and AddRateLimited delay requests; one timer serves all delayed requests of a queue;
+//   - after ShutDown, Get returns at once with shutdown set, and no goroutine of the queue is left.
+//
+// A controller uses the queue through its NewQueue option; ClusterFairQueue builds that function:
+//
+//	ctrl, err := controller.NewTyped("pods", mgr, controller.TypedOptions[reconcile.Request]{
+//		Reconciler: r,
+//		NewQueue:   workqueue.ClusterFairQueue[reconcile.Request](workqueue.Options{}),
+//	})
+//
+// controller-runtime recognises the queue as a priority queue, so priorities set by event handlers
+// (for example low priority for objects of the initial list) are kept.
+//
+// Metrics: by default the queue records none. Options.MetricsProvider takes any
+// k8s.io/client-go/util/workqueue.MetricsProvider and receives the standard workqueue metrics
+// (depth, adds, queue latency, work duration, unfinished work, longest running processor, retries)
+// under the controller's name.
+package workqueue

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Builds the envtest binaries (kube-apiserver and etcd) from the Go module proxy into
+# bin/envtest/<kubernetes version>/, the directory mcr.dev/core/envtest looks in.
+#
+# The binaries are not downloadable on this project's machines, so they are compiled from the
+# tool modules in hack/tools/. The first kube-apiserver build takes about 10 minutes on 2 cores;
+# afterwards a stamp (hash of the tool modules and versions) lets this script finish in
+# seconds. The tool modules stay out of go.work on purpose: their kubernetes/etcd
+# dependencies would otherwise raise versions for every workspace module.
+#
+# Usage: hack/envtest.sh [--force]
+#   --force  rebuild even when the stamp matches.
+# Environment: ENVTEST_DIR overrides the output directory.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KAS_MOD="${ROOT}/hack/tools/kube-apiserver"
+ETCD_MOD="${ROOT}/hack/tools/etcd"
+
+force=false
+if [[ "${1:-}" == "--force" ]]; then
+  force=true
+fi
+
+# require_version prints the version a go.mod requires for a module path.
+require_version() {
+  local gomod="$1" path="$2" v
+  v="$(awk -v p="${path}" '$1 == p && $2 ~ /^v/ { print $2; exit } $1 == "require" && $2 == p { print $3; exit }' "${gomod}")"
+  if [[ -z "${v}" ]]; then
+    echo "envtest: ${gomod} does not require ${path}" >&2
+    exit 1
+  fi
+  echo "${v}"
+}
+
+KUBE_VERSION="$(require_version "${KAS_MOD}/go.mod" k8s.io/kubernetes)"
+ETCD_VERSION="$(require_version "${ETCD_MOD}/go.mod" go.etcd.io/etcd/server/v3)"
+OUT="${ENVTEST_DIR:-${ROOT}/bin/envtest/${KUBE_VERSION}}"
+STAMP_FILE="${OUT}/.stamp"
+
+# Version data the official release build stamps in (k8s hack/lib/version.sh); /version and
+# `kube-apiserver --version` report it.
+minor="${KUBE_VERSION#v*.}"
+minor="${minor%%.*}"
+major="${KUBE_VERSION#v}"
+major="${major%%.*}"
+kube_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X ${pkg}.gitVersion=${KUBE_VERSION}"
+  kube_ldflags+=" -X ${pkg}.gitMajor=${major}"
+  kube_ldflags+=" -X ${pkg}.gitMinor=${minor}"
+  kube_ldflags+=" -X ${pkg}.gitTreeState=clean"
+done
+
+# The stamp covers everything that decides what gets built: the tool modules and the link
+# flags with the versions baked into the binary. The Go toolchain is left out so that a Go
+# patch upgrade does not force a ten-minute rebuild of binaries that still work.
+stamp="$(
+  {
+    echo "kubernetes ${KUBE_VERSION} etcd ${ETCD_VERSION}"
+    cat "${KAS_MOD}/go.mod" "${KAS_MOD}/go.sum" "${KAS_MOD}"/*.go
+    cat "${ETCD_MOD}/go.mod" "${ETCD_MOD}/go.sum" "${ETCD_MOD}"/*.go
+    echo "${kube_ldflags}"
+  } | sha256sum | cut -d' ' -f1
+)"
+
+if ! ${force} && [[ -x "${OUT}/kube-apiserver" && -x "${OUT}/etcd" && -f "${STAMP_FILE}" ]] &&
+  [[ "$(cat "${STAMP_FILE}")" == "${stamp}" ]]; then
+  echo "envtest: kube-apiserver ${KUBE_VERSION} and etcd ${ETCD_VERSION} are up to date in ${OUT#"${ROOT}/"}"
+  exit 0
+fi
+
+# The tool modules are built on their own (never through go.work) and read-only against
+# their committed go.sum; only the Go module proxy is contacted, for missing modules.
+export GOWORK=off
+export GOFLAGS=-mod=readonly
+
+mkdir -p "${OUT}"
+rm -f "${STAMP_FILE}"
+
+cat <<EOF
+envtest: building kube-apiserver ${KUBE_VERSION} and etcd ${ETCD_VERSION} into ${OUT#"${ROOT}/"}
+envtest: this happens once per version; the first kube-apiserver build takes about 10 minutes
+envtest: on 2 cores (later runs reuse the result and finish in seconds).
+EOF
+
+build() {
+  local name="$1" dir="$2" ldflags="$3" start tmp
+  start=${SECONDS}
+  echo "envtest: building ${name} ..."
+  tmp="${OUT}/.${name}.tmp"
+  # Build to a temporary name and rename, so an interrupted build never leaves a binary
+  # that looks complete.
+  (cd "${dir}" && go build -trimpath -ldflags "${ldflags}" -o "${tmp}" .)
+  mv -f "${tmp}" "${OUT}/${name}"
+  echo "envtest: built ${name} in $((SECONDS - start))s"
+}
+
+build etcd "${ETCD_MOD}" "-s -w"
+build kube-apiserver "${KAS_MOD}" "${kube_ldflags}"
+
+got="$("${OUT}/kube-apiserver" --version)"
+if [[ "${got}" != "Kubernetes ${KUBE_VERSION}" ]]; then
+  echo "envtest: kube-apiserver reports '${got}', want 'Kubernetes ${KUBE_VERSION}'" >&2
+  exit 1
+fi
+"${OUT}/etcd" --version | head -n 1
+
+echo "${stamp}" >"${STAMP_FILE}"
+echo "envtest: done; binaries in ${OUT#"${ROOT}/"} (set MCR_ENVTEST_ASSETS to use another directory)"

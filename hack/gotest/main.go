@@ -1,0 +1,176 @@
+// Command gotest runs `go test -race -json ./...` in each given module directory, prints what
+// a reader needs (failing tests with their output, one line per package) and ends with one
+// summary line over all modules:
+//
+//	tests: 123 passed, 0 failed, 2 skipped
+//
+// It exits non-zero when any test, package or module failed. `make test` runs it with the
+// modules listed in go.work; it uses only the standard library so that it builds in a second
+// without a module of its own (GOWORK=off go build -o bin/tools/gotest hack/gotest/main.go).
+//
+// Usage: gotest [-timeout 30m] [-args '-run X -v'] module-dir...
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (see `go doc test2json`).
+type event struct {
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	ImportPath string // build-output and build-fail events
+}
+
+type counts struct{ passed, failed, skipped int }
+
+func (c *counts) add(o counts) {
+	c.passed += o.passed
+	c.failed += o.failed
+	c.skipped += o.skipped
+}
+
+func (c counts) String() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
+}
+
+func main() {
+	timeout := flag.String("timeout", "30m", "go test -timeout for each module")
+	extra := flag.String("args", "", "extra go test arguments, space separated")
+	flag.Parse()
+	modules := flag.Args()
+	if len(modules) == 0 {
+		fmt.Fprintln(os.Stderr, "gotest: no module directories given")
+		os.Exit(2)
+	}
+	args := []string{"test", "-race", "-json", "-timeout", *timeout}
+	args = append(args, strings.Fields(*extra)...)
+	verbose := slices.Contains(args, "-v") || slices.Contains(args, "-test.v")
+	args = append(args, "./...")
+
+	var total counts
+	var failedModules []string
+	for _, dir := range modules {
+		start := time.Now()
+		fmt.Printf("=== module %s: go %s\n", dir, strings.Join(args, " "))
+		c, err := runModule(dir, args, verbose)
+		if err != nil && c.failed == 0 {
+			// go test failed without a failing test or package: count the module itself.
+			fmt.Printf("FAIL module %s: %v\n", dir, err)
+			c.failed++
+		}
+		if c.failed > 0 {
+			failedModules = append(failedModules, dir)
+		}
+		fmt.Printf("=== module %s: %s (%s)\n", dir, c, time.Since(start).Round(time.Second))
+		total.add(c)
+	}
+	if len(failedModules) > 0 {
+		fmt.Printf("FAILED modules: %s\n", strings.Join(failedModules, " "))
+	}
+	fmt.Printf("tests: %s\n", total)
+	if total.failed > 0 {
+		os.Exit(1)
+	}
+}
+
+func runModule(dir string, args []string, verbose bool) (counts, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return counts{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return counts{}, err
+	}
+	c := report(stdout, os.Stdout, verbose)
+	return c, cmd.Wait()
+}
+
+// report reads test2json events and writes the human view to w.
+func report(r io.Reader, w io.Writer, verbose bool) counts {
+	var c counts
+	testOutput := map[string][]string{}    // output of running tests, by package and test
+	failedTests := map[string]int{}        // failed tests per package
+	packageOutput := map[string][]string{} // package-level output, shown when the package fails
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for scanner.Scan() {
+		line := scanner.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			fmt.Fprintf(w, "%s\n", line)
+			continue
+		}
+		if verbose && e.Output != "" {
+			fmt.Fprint(w, e.Output)
+		}
+		switch {
+		case e.Action == "build-output":
+			if !verbose {
+				fmt.Fprint(w, e.Output)
+			}
+		case e.Action == "build-fail":
+			// The package's own "fail" event follows and counts it.
+		case e.Test != "":
+			key := e.Package + "\x00" + e.Test
+			switch e.Action {
+			case "output":
+				testOutput[key] = append(testOutput[key], e.Output)
+			case "pass":
+				c.passed++
+				delete(testOutput, key)
+			case "skip":
+				c.skipped++
+				delete(testOutput, key)
+			case "fail":
+				c.failed++
+				failedTests[e.Package]++
+				// Subtests report before their parent, so a failing parent's own lines follow
+				// its failing subtests' output.
+				if !verbose {
+					fmt.Fprint(w, strings.Join(testOutput[key], ""))
+				}
+				delete(testOutput, key)
+			}
+		default: // package-level
+			switch e.Action {
+			case "output":
+				if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "?") {
+					if !verbose && !strings.HasPrefix(e.Output, "?") {
+						fmt.Fprint(w, e.Output)
+					}
+					continue
+				}
+				packageOutput[e.Package] = append(packageOutput[e.Package], e.Output)
+			case "fail":
+				if !verbose {
+					fmt.Fprint(w, strings.Join(packageOutput[e.Package], ""))
+				}
+				if failedTests[e.Package] == 0 {
+					// Build failure, panic outside a test, timeout: no test carries the blame.
+					c.failed++
+				}
+				fmt.Fprintf(w, "FAIL\t%s\n", e.Package)
+			}
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		fmt.Fprintf(w, "gotest: reading go test output: %v\n", err)
+		c.failed++
+	}
+	return c
+}
