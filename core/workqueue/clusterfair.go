@@ -170,7 +170,7 @@ func (q *clusterFair[request]) lockedAdd(item request, priority int, readyAt tim
 		return
 	}
 
-	raised := false
+	raised := priority > e.priority
 	switch e.state {
 	case stateReady:
 		if raised {

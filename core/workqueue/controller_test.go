@@ -74,6 +74,7 @@ func TestControllerServesClustersFairly(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	started := make(chan error, 1)
 	go func() { started <- c.Start(ctx) }()
 	select {

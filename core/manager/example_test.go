@@ -1,0 +1,39 @@
+package manager_test
+
+import (
+	"context"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/providers/nop"
+)
+
+// A manager needs the host cluster's config and a provider. With a nil provider it runs the same
+// controllers against the local cluster only.
+func ExampleNew() {
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		os.Exit(1)
+	}
+	mgr, err := mcmanager.New(cfg, nop.New(), mcmanager.Options{}, mcmanager.WithLocalClusterEngaged())
+	if err != nil {
+		os.Exit(1)
+	}
+	// ... add controllers with mcbuilder.ControllerManagedBy(mgr) ...
+	if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
+		os.Exit(1)
+	}
+}
+
+// Single-cluster code can run against any cluster of the fleet through a scoped manager.
+func ExampleManager_GetManager() {
+	var mgr mcmanager.Manager
+	scoped, err := mgr.GetManager(context.Background(), "eu-west")
+	if err != nil {
+		return
+	}
+	_ = scoped.GetClient() // the client of cluster eu-west
+}

@@ -1,0 +1,260 @@
+package multi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/clusters"
+	"mcr.dev/core/providers/multi"
+	"mcr.dev/core/providers/nop"
+)
+
+var fleet *envtest.Fleet
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"a", "b"}})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fleet = f
+	code := m.Run()
+	_ = f.Stop()
+	os.Exit(code)
+}
+
+// engagements is an Aware that records which clusters are engaged.
+type engagements struct {
+	mu      sync.Mutex
+	engaged map[multicluster.ClusterName]cluster.Cluster
+}
+
+func (e *engagements) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.engaged == nil {
+		e.engaged = map[multicluster.ClusterName]cluster.Cluster{}
+	}
+	e.engaged[name] = cl
+	context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.engaged[name] == cl {
+			delete(e.engaged, name)
+		}
+	})
+	return nil
+}
+
+func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.engaged[name]
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func newCluster(t *testing.T, member string) cluster.Cluster {
+	t.Helper()
+	cl, err := cluster.New(fleet.Member(member).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// memberWith returns a clusters provider with one parked cluster.
+func memberWith(t *testing.T, name multicluster.ClusterName, cl cluster.Cluster) *clusters.Provider {
+	t.Helper()
+	p := clusters.New(clusters.Options{})
+	if err := p.Add(t.Context(), name, cl); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func start(t *testing.T, p *multi.Provider, aware multicluster.Aware) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, aware) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	}
+}
+
+func byColor(o client.Object) []string { return []string{o.(*corev1.ConfigMap).Data["color"]} }
+
+func TestProvidersBeforeAndAfterStart(t *testing.T) {
+	ctx := t.Context()
+	p := multi.New(multi.Options{})
+	aware := &engagements{}
+
+	// An index recorded before any member exists reaches every member's clusters.
+	if err := p.IndexField(ctx, &corev1.ConfigMap{}, "color", byColor); err != nil {
+		t.Fatal(err)
+	}
+	east := newCluster(t, "a")
+	if err := p.AddProvider("east", memberWith(t, "c1", east)); err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, p, aware)
+	defer stop()
+	waitFor(t, "east#c1 to be engaged", func() bool { return aware.get("east#c1") == east })
+
+	west := newCluster(t, "b")
+	if err := p.AddProvider("west", memberWith(t, "c1", west)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "west#c1 to be engaged", func() bool { return aware.get("west#c1") == west })
+
+	if got := p.ProviderNames(); !slices.Equal(got, []string{"east", "west"}) {
+		t.Fatalf("ProviderNames = %v", got)
+	}
+	if got, err := p.Get(ctx, "west#c1"); err != nil || got != west {
+		t.Fatalf("Get west#c1 = %v, %v", got, err)
+	}
+	for _, name := range []multicluster.ClusterName{"c1", "north#c1", "west#c2"} {
+		if _, err := p.Get(ctx, name); !errors.Is(err, multicluster.ErrClusterNotFound) {
+			t.Errorf("Get %s: %v, want ErrClusterNotFound", name, err)
+		}
+	}
+
+	// The index works on the member added after it was recorded.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "multi-index"}, Data: map[string]string{"color": "plum"}}
+	if err := west.GetClient().Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = west.GetClient().Delete(context.Background(), cm) })
+	waitFor(t, "the index to find the configmap", func() bool {
+		var list corev1.ConfigMapList
+		return west.GetCache().List(ctx, &list, client.MatchingFields{"color": "plum"}) == nil && len(list.Items) == 1
+	})
+	// Repeating an index is a no-op, not an indexer conflict.
+	if err := p.IndexField(ctx, &corev1.ConfigMap{}, "color", byColor); err != nil {
+		t.Fatal(err)
+	}
+
+	p.RemoveProvider("west")
+	waitFor(t, "west#c1 to be disengaged", func() bool { return aware.get("west#c1") == nil })
+	if _, err := p.Get(ctx, "west#c1"); !errors.Is(err, multicluster.ErrClusterNotFound) {
+		t.Fatalf("Get after RemoveProvider: %v", err)
+	}
+	if aware.get("east#c1") != east {
+		t.Fatal("removing west disengaged east")
+	}
+}
+
+// selfContextProvider engages its cluster with a context of its own instead of Start's, the
+// mistake multi's wrapping Aware guards against.
+type selfContextProvider struct {
+	nop.Provider
+	cl       cluster.Cluster
+	returned chan struct{}
+}
+
+func (p *selfContextProvider) Start(ctx context.Context, aware multicluster.Aware) error {
+	defer close(p.returned)
+	if err := aware.Engage(context.Background(), "only", p.cl); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func TestRemoveProviderDisengagesEverything(t *testing.T) {
+	p := multi.New(multi.Options{Separator: "/"})
+	aware := &engagements{}
+	stop := start(t, p, aware)
+	defer stop()
+
+	member := &selfContextProvider{cl: newCluster(t, "a"), returned: make(chan struct{})}
+	if err := p.AddProvider("rogue", member); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "rogue/only to be engaged", func() bool { return aware.get("rogue/only") != nil })
+	p.RemoveProvider("rogue")
+	select {
+	case <-member.returned:
+	default:
+		t.Fatal("RemoveProvider returned before the member's Start did")
+	}
+	waitFor(t, "rogue/only to be disengaged", func() bool { return aware.get("rogue/only") == nil })
+}
+
+// indexRejecter fails every IndexField.
+type indexRejecter struct{ nop.Provider }
+
+func (indexRejecter) IndexField(context.Context, client.Object, string, client.IndexerFunc) error {
+	return errors.New("no indexes here")
+}
+
+func TestIndexErrorsAreReturned(t *testing.T) {
+	ctx := t.Context()
+	p := multi.New(multi.Options{})
+	if err := p.AddProvider("picky", &indexRejecter{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddProvider("fine", nop.New()); err != nil {
+		t.Fatal(err)
+	}
+	err := p.IndexField(ctx, &corev1.ConfigMap{}, "color", byColor)
+	if err == nil || !strings.Contains(err.Error(), `provider "picky"`) || strings.Contains(err.Error(), `provider "fine"`) {
+		t.Fatalf("IndexField error = %v, want one naming only the failing member", err)
+	}
+	// A member added later that rejects a recorded index is not added.
+	if err := p.AddProvider("picky2", &indexRejecter{}); err == nil {
+		t.Fatal("AddProvider accepted a member that rejects a recorded index")
+	}
+	if _, ok := p.GetProvider("picky2"); ok {
+		t.Fatal("the rejected member was kept")
+	}
+}
+
+func TestAddProviderValidation(t *testing.T) {
+	p := multi.New(multi.Options{})
+	for _, prefix := range []string{"", "a#b"} {
+		if err := p.AddProvider(prefix, nop.New()); err == nil {
+			t.Errorf("AddProvider(%q) succeeded", prefix)
+		}
+	}
+	if err := p.AddProvider("a", nop.New()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddProvider("a", nop.New()); err == nil {
+		t.Fatal("a duplicate prefix was accepted")
+	}
+	stop := start(t, p, &engagements{})
+	stop()
+	if err := p.AddProvider("late", nop.New()); err == nil {
+		t.Fatal("AddProvider succeeded after the multi provider stopped")
+	}
+}
