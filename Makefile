@@ -11,6 +11,9 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 # Workspace modules, as directories relative to the root (".", "core", "providers/kind", ...).
 MODULES = $(shell cd $(ROOT) && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*/\1/p' | sed 's|^\./||;s|^$$|.|')
 
+# Standalone programs under hack/ (standard library only, outside any module).
+HACK_PROGRAMS := hack/gotest hack/verifyversions
+
 TOOLS_DIR := $(ROOT)/bin/tools
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -48,6 +51,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint in every module.
 	@status=0; for m in $(MODULES); do \
 		echo "lint: $$m"; \
 		(cd $(ROOT)/$$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...) || status=1; \
+	done; \
+	for p in $(HACK_PROGRAMS); do \
+		echo "lint: $$p"; \
+		(cd $(ROOT)/$$p && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml main.go) || status=1; \
 	done; exit $$status
 
 .PHONY: tools

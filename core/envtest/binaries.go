@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // KubernetesVersion is the version of the kube-apiserver that `make envtest` builds and that
@@ -18,7 +19,7 @@ const AssetsEnv = "MCR_ENVTEST_ASSETS"
 
 // ErrBinariesNotFound is returned (wrapped) by Start when kube-apiserver or etcd is missing.
 // Its message says how to build them.
-var ErrBinariesNotFound = errors.New("envtest binaries not found")
+var ErrBinariesNotFound = errors.New("binaries not found")
 
 const (
 	apiserverBinary = "kube-apiserver"
@@ -74,6 +75,6 @@ func checkBinaries(dir string) (apiserver, etcd string, err error) {
 	if root, rootErr := repositoryRoot(); rootErr == nil {
 		hint = fmt.Sprintf(`run "make envtest" in the repository root (%s) to build them (about 10 minutes the first time, seconds afterwards)`, root)
 	}
-	return "", "", fmt.Errorf("%w: missing %v for Kubernetes %s: %s, or set %s to a directory holding kube-apiserver and etcd",
-		ErrBinariesNotFound, missing, KubernetesVersion, hint, AssetsEnv)
+	return "", "", fmt.Errorf("%w: missing %s (Kubernetes %s): %s, or set %s to a directory holding kube-apiserver and etcd",
+		ErrBinariesNotFound, strings.Join(missing, ", "), KubernetesVersion, hint, AssetsEnv)
 }

@@ -113,7 +113,7 @@ type Fleet struct {
 // everything already started is stopped again.
 func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := opts.setDefaults(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("envtest: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, name := range opts.Members {

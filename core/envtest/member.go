@@ -34,7 +34,7 @@ type Member struct {
 	creds      *memberCredentials
 	port       int // chosen on the first start, then kept so clients reconnect after a restart
 
-	lifecycle sync.Mutex // serialises Start, Stop and removal
+	lifecycle sync.Mutex // serializes Start, Stop and removal
 	removed   bool
 	proc      atomic.Pointer[process]
 }
@@ -68,7 +68,7 @@ func (m *Member) Kubeconfig() []byte {
 		ClientKeyData:         m.creds.adminKeyPEM,
 	})
 	if err != nil {
-		// Serialising an in-memory config of plain strings and bytes does not fail.
+		// Serializing an in-memory config of plain strings and bytes does not fail.
 		panic(fmt.Sprintf("envtest: encoding kubeconfig of %q: %v", m.name, err))
 	}
 	return data
@@ -246,7 +246,7 @@ func waitUntil(ctx context.Context, p *process, ready func() error) error {
 		case <-p.done:
 			return p.exitError()
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last probe: %v); last output:\n%s", p.name, ctx.Err(), err, p.tail.String())
+			return fmt.Errorf("%s not ready: %w (last probe: %v); last output:\n%s", filepath.Base(p.cmd.Path), ctx.Err(), err, p.tail.String())
 		case <-ticker.C:
 		}
 	}

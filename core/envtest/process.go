@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,7 +82,7 @@ func (p *process) stop(grace time.Duration) error {
 
 // exitError describes an unexpected exit, with the last output lines.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited early (%v); last output:\n%s", p.name, p.err, p.tail.String())
+	return fmt.Errorf("%s exited early (%v); last output:\n%s", filepath.Base(p.cmd.Path), p.err, p.tail.String())
 }
 
 // logTail is an io.Writer that forwards whole lines, prefixed, to out and keeps the last
@@ -136,7 +137,7 @@ func (l *logTail) contains(s string) bool {
 	return strings.Contains(l.String(), s)
 }
 
-// syncWriter serialises writes from several processes to one user-supplied writer.
+// syncWriter serializes writes from several processes to one user-supplied writer.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer

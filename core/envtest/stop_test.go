@@ -65,7 +65,7 @@ func TestStartFailureIsExplained(t *testing.T) {
 	if err == nil {
 		t.Fatalf("Start succeeded with an unknown apiserver flag")
 	}
-	for _, want := range []string{`member "broken"`, "exited early", "no-such-flag"} {
+	for _, want := range []string{`member "broken"`, "kube-apiserver exited early", "no-such-flag"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error does not mention %q:\n%v", want, err)
 		}

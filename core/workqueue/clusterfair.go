@@ -23,7 +23,8 @@ type Options struct {
 }
 
 // ClusterFairQueue returns a function for controller-runtime's TypedOptions.NewQueue that builds
-// a cluster-fair queue named after the controller, using the controller's rate limiter.
+// a cluster-fair queue (see NewClusterFair) named after the controller, using the rate limiter
+// the controller passes: its RateLimiter option, defaulted by controller-runtime.
 func ClusterFairQueue[request reconcile.ClusterAware[request]](opts Options) func(controllerName string, rateLimiter kworkqueue.TypedRateLimiter[request]) kworkqueue.TypedRateLimitingInterface[request] {
 	return func(controllerName string, rateLimiter kworkqueue.TypedRateLimiter[request]) kworkqueue.TypedRateLimitingInterface[request] {
 		return NewClusterFair(controllerName, rateLimiter, opts)

@@ -18,7 +18,11 @@
 //   - higher priorities are served first; clusters take turns within a priority, and requests of
 //     one cluster keep their order;
 //   - AddAfter and AddRateLimited delay requests; one timer serves all delayed requests of a queue;
-//   - after ShutDown, Get returns at once with shutdown set, and no goroutine of the queue is left.
+//   - after ShutDown, Get returns at once with shutdown set, and no goroutine of the queue is left;
+//     ShutDownWithDrain first lets workers finish the ready requests and those in progress.
+//
+// Len counts the requests ready to be handed out, not delayed ones nor ones waiting for their own
+// processing to end. ShutDown may be called more than once.
 //
 // A controller uses the queue through its NewQueue option; ClusterFairQueue builds that function:
 //
@@ -27,11 +31,12 @@
 //		NewQueue:   workqueue.ClusterFairQueue[reconcile.Request](workqueue.Options{}),
 //	})
 //
-// controller-runtime recognises the queue as a priority queue, so priorities set by event handlers
+// controller-runtime recognizes the queue as a priority queue, so priorities set by event handlers
 // (for example low priority for objects of the initial list) are kept.
 //
 // Metrics: by default the queue records none. Options.MetricsProvider takes any
 // k8s.io/client-go/util/workqueue.MetricsProvider and receives the standard workqueue metrics
 // (depth, adds, queue latency, work duration, unfinished work, longest running processor, retries)
-// under the controller's name.
+// under the controller's name. To publish them with controller-runtime's metrics, pass a provider
+// that registers its collectors in sigs.k8s.io/controller-runtime/pkg/metrics.Registry.
 package workqueue

@@ -35,7 +35,7 @@ type entry[request reconcile.ClusterAware[request]] struct {
 	heapIndex int
 	seq       uint64
 
-	// Ready only: the sub-queue holding the entry and its neighbours there.
+	// Ready only: the sub-queue holding the entry and its neighbors there.
 	queue      *clusterQueue[request]
 	prev, next *entry[request]
 }
@@ -47,7 +47,7 @@ type clusterQueue[request reconcile.ClusterAware[request]] struct {
 	level      *priorityLevel[request]
 	head, tail *entry[request]
 
-	// Neighbours in the level's round of clusters.
+	// Neighbors in the level's round of clusters.
 	prev, next *clusterQueue[request]
 }
 

@@ -138,7 +138,7 @@ func main() {
 	}
 	for v := range staging {
 		sm := stagingRelease.FindStringSubmatch(v)
-		if km != nil && (sm[1] != km[1] || sm[2] != km[2]) {
+		if len(km) == 3 && (sm[1] != km[1] || sm[2] != km[2]) {
 			fail("k8s.io staging modules are at %s but envtest builds kube-apiserver %s (want v0.%s.%s)", v, kubeVersion, km[1], km[2])
 		}
 	}

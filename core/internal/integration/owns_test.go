@@ -11,10 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
 	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/clusters"
 	mchandler "mcr.dev/core/handler"
 	mcreconcile "mcr.dev/core/reconcile"
+	"mcr.dev/core/workqueue"
 )
 
 // Owns enqueues the owner in the cluster the owned object lives in, resolving the owner with
@@ -67,4 +70,25 @@ func TestOwnsAndMetadataWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the metadata-only watch to deliver", func() bool { return s.has("b", ns, "robot") })
+}
+
+// The per-cluster fair queue plugs into a multi-cluster controller through NewQueue.
+func TestFairQueueThroughBuilder(t *testing.T) {
+	ns := namespace(t, "a", "b")
+	p := newTestProvider(clusters.Options[cluster.Cluster]{})
+	mgr := startManager(t, p)
+	s := newSeen()
+	err := mcbuilder.ControllerManagedBy(mgr).Named("fair-" + ns).For(&corev1.ConfigMap{}).
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{NewQueue: workqueue.ClusterFairQueue[mcreconcile.Request](workqueue.Options{})}).
+		Complete(labeller(mgr, ns, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"a", "b"} {
+		createConfigMap(t, m, ns, "cm", nil)
+		p.mustAdd(t, m, fleet.Member(m).Config())
+	}
+	for _, m := range []string{"a", "b"} {
+		eventually(t, time.Minute, "configmap in "+m+" to be labelled", func() bool { return labelOf(t, m, ns, "cm") == "cluster-"+m })
+	}
 }

@@ -1,0 +1,112 @@
+package namespace
+
+import (
+	"context"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// NamespaceCluster is one namespace of the host, seen as a cluster whose objects live in
+// InnerNamespace. Everything not about namespaced objects (config, scheme, REST mapper, HTTP
+// client) is the host's.
+type NamespaceCluster struct {
+	scope    *scope
+	client   *namespacedClient
+	cache    *namespacedCache
+	api      *reader
+	handlers *handlerSet
+}
+
+var _ cluster.Cluster = &NamespaceCluster{}
+
+func newNamespaceCluster(p *Provider, namespace string) *NamespaceCluster {
+	s := &scope{host: p.host, namespace: namespace}
+	handlers := newHandlerSet()
+	return &NamespaceCluster{
+		scope:  s,
+		client: newClient(s, p.host.GetClient()),
+		cache: &namespacedCache{
+			reader:   reader{scope: s, host: p.host.GetCache()},
+			provider: p,
+			hostObj:  p.host.GetCache(),
+			handlers: handlers,
+		},
+		api:      &reader{scope: s, host: p.host.GetAPIReader()},
+		handlers: handlers,
+	}
+}
+
+// HostNamespace returns the namespace of the host this cluster shows.
+func (c *NamespaceCluster) HostNamespace() string { return c.scope.namespace }
+
+func (c *NamespaceCluster) GetHTTPClient() *http.Client { return c.scope.host.GetHTTPClient() }
+
+func (c *NamespaceCluster) GetConfig() *rest.Config { return c.scope.host.GetConfig() }
+
+func (c *NamespaceCluster) GetCache() cache.Cache { return c.cache }
+
+func (c *NamespaceCluster) GetScheme() *runtime.Scheme { return c.scope.host.GetScheme() }
+
+func (c *NamespaceCluster) GetClient() client.Client { return c.client }
+
+// GetFieldIndexer indexes the shared host cache, once for all namespace-clusters.
+func (c *NamespaceCluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
+
+func (c *NamespaceCluster) GetRESTMapper() meta.RESTMapper { return c.scope.host.GetRESTMapper() }
+
+func (c *NamespaceCluster) GetAPIReader() client.Reader { return c.api }
+
+// GetEventRecorderFor returns a recorder that records Events into the host namespace.
+func (c *NamespaceCluster) GetEventRecorderFor(name string) record.EventRecorder {
+	return &legacyRecorder{scope: c.scope, host: c.scope.host.GetEventRecorderFor(name)}
+}
+
+// GetEventRecorder returns a recorder that records Events into the host namespace.
+func (c *NamespaceCluster) GetEventRecorder(name string) events.EventRecorder {
+	return &recorder{scope: c.scope, host: c.scope.host.GetEventRecorder(name)}
+}
+
+// Start blocks until ctx ends and then removes the event handlers registered through this
+// cluster. The shared host cluster is started by its owner, never here.
+func (c *NamespaceCluster) Start(ctx context.Context) error {
+	<-ctx.Done()
+	c.handlers.close()
+	return nil
+}
+
+// legacyRecorder maps the objects of record.EventRecorder calls to the host namespace.
+type legacyRecorder struct {
+	scope *scope
+	host  record.EventRecorder
+}
+
+func (r *legacyRecorder) Event(obj runtime.Object, eventtype, reason, message string) {
+	r.host.Event(r.scope.hostObject(obj), eventtype, reason, message)
+}
+
+func (r *legacyRecorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	r.host.Eventf(r.scope.hostObject(obj), eventtype, reason, messageFmt, args...)
+}
+
+func (r *legacyRecorder) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	r.host.AnnotatedEventf(r.scope.hostObject(obj), annotations, eventtype, reason, messageFmt, args...)
+}
+
+// recorder maps the objects of events.EventRecorder calls to the host namespace.
+type recorder struct {
+	scope *scope
+	host  events.EventRecorder
+}
+
+func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	r.host.Eventf(r.scope.hostObject(regarding), r.scope.hostObject(related), eventtype, reason, action, note, args...)
+}

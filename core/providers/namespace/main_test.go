@@ -1,0 +1,153 @@
+package namespace
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+)
+
+// fleet is started by the first test that needs it and shared by all; benchmarks of the
+// dispatcher run without it.
+var (
+	fleetOnce sync.Once
+	fleet     *envtest.Fleet
+	fleetErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fleet != nil {
+		_ = fleet.Stop()
+	}
+	os.Exit(code)
+}
+
+// startHost starts a host cluster on the fleet's apiserver for the duration of the test.
+func startHost(t *testing.T) cluster.Cluster {
+	t.Helper()
+	fleetOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		fleet, fleetErr = envtest.Start(ctx, envtest.Options{Members: []string{"host"}})
+	})
+	if fleetErr != nil {
+		t.Fatal(fleetErr)
+	}
+	host, err := cluster.New(fleet.Member("host").Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := host.Start(ctx); err != nil {
+			t.Errorf("host: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return host
+}
+
+// engagements is an Aware that records which clusters are engaged.
+type engagements struct {
+	mu      sync.Mutex
+	engaged map[multicluster.ClusterName]cluster.Cluster
+	count   int
+}
+
+func (e *engagements) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.engaged == nil {
+		e.engaged = map[multicluster.ClusterName]cluster.Cluster{}
+	}
+	e.engaged[name] = cl
+	e.count++
+	context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.engaged[name] == cl {
+			delete(e.engaged, name)
+		}
+	})
+	return nil
+}
+
+func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.engaged[name]
+}
+
+// startProvider runs a namespace provider on host for the duration of the test.
+func startProvider(t *testing.T, host cluster.Cluster) (*Provider, *engagements) {
+	t.Helper()
+	p := New(host, Options{})
+	aware := &engagements{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, aware) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	return p, aware
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// createNamespace creates a namespace on the host and waits until the provider engaged it.
+func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, name string) *NamespaceCluster {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := host.GetClient().Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "namespace "+name+" to be engaged", func() bool { return aware.get(multicluster.ClusterName(name)) != nil })
+	return aware.get(multicluster.ClusterName(name)).(*NamespaceCluster)
+}
+
+// removeNamespace deletes a namespace for good. A bare apiserver has no namespace controller, so
+// the test empties the finalizers itself, as that controller would after cleaning up.
+func removeNamespace(t *testing.T, name string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(fleet.Member("host").Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := cs.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
