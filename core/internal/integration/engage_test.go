@@ -126,7 +126,9 @@ func TestEngagementIsConcurrent(t *testing.T) {
 
 // Disengaging releases everything of the cluster: after 200 engage/disengage cycles, each
 // proven by a reconcile through the engaged instance, the goroutine count is back at its
-// baseline.
+// baseline. Two ways to disengage are churned: the provider stops the cluster with its
+// engagement (the usual case), and the cluster keeps running while only its engagement ends (so
+// nothing but the controller's own cleanup can release the per-cluster event handlers).
 func TestChurnLeavesNoGoroutines(t *testing.T) {
 	const cycles = 200
 	ns := namespace(t, "a")
@@ -155,35 +157,100 @@ func TestChurnLeavesNoGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	cycle := func() {
-		cl, err := cluster.New(fleet.Member("a").Config(), func(o *cluster.Options) { o.Logger = mgr.GetLogger() })
-		if err != nil {
-			t.Fatal(err)
-		}
-		<-p.started
-		if err := p.Add(p.ctx, "churn", cl, p.aware); err != nil {
-			t.Fatal(err)
-		}
+	<-p.started
+	waitReconciled := func(cl cluster.Cluster) {
 		deadline := time.After(time.Minute)
-		for done := false; !done; {
+		for {
 			select {
 			case got := <-reconciled:
-				done = got == cl
+				if got == cl {
+					return
+				}
 			case <-deadline:
 				t.Fatal("timed out waiting for a reconcile through the engaged cluster")
 			}
 		}
-		p.Remove("churn")
-		eventually(t, time.Minute, "the cluster to be disengaged", func() bool { return len(mgr.EngagedClusters()) == 0 })
+	}
+	newCluster := func() cluster.Cluster {
+		cl, err := cluster.New(fleet.Member("a").Config(), func(o *cluster.Options) { o.Logger = mgr.GetLogger() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
 	}
 
-	for range 5 { // warm up: lazily created shared state is not a leak
+	t.Run("cluster stopped with its engagement", func(t *testing.T) {
+		measureChurn(t, cycles, func() {
+			cl := newCluster()
+			if err := p.Add(p.ctx, "churn", cl, p.aware); err != nil {
+				t.Fatal(err)
+			}
+			waitReconciled(cl)
+			p.Remove("churn")
+			eventually(t, time.Minute, "the cluster to be disengaged", func() bool { return len(mgr.EngagedClusters()) == 0 })
+		})
+	})
+
+	t.Run("cluster kept running", func(t *testing.T) {
+		// A provider that hands out long-lived clusters (a shared cache, as the namespace
+		// provider does) and only cancels engagements.
+		shared := &singleClusterProvider{cl: newCluster()}
+		runCtx, stop := context.WithCancel(context.Background())
+		defer stop()
+		go func() { _ = shared.cl.Start(runCtx) }()
+		if !shared.cl.GetCache().WaitForCacheSync(runCtx) {
+			t.Fatal("shared cluster did not sync")
+		}
+		mgr2 := startManager(t, shared)
+		err := mcbuilder.ControllerManagedBy(mgr2).Named("churn-shared-" + ns).For(&corev1.ConfigMap{}).
+			Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+				if req.Namespace == ns {
+					select {
+					case reconciled <- shared.cl:
+					default:
+					}
+				}
+				return reconcile.Result{}, nil
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		measureChurn(t, cycles, func() {
+			engCtx, disengage := context.WithCancel(runCtx)
+			if err := mgr2.Engage(engCtx, "shared", shared.cl); err != nil {
+				t.Fatal(err)
+			}
+			waitReconciled(shared.cl)
+			disengage()
+			eventually(t, time.Minute, "the cluster to be disengaged", func() bool { return len(mgr2.EngagedClusters()) == 0 })
+		})
+	})
+}
+
+// singleClusterProvider serves one long-lived cluster that the test engages by hand.
+type singleClusterProvider struct{ cl cluster.Cluster }
+
+func (s *singleClusterProvider) Get(_ context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	if name != "shared" {
+		return nil, multicluster.ErrClusterNotFound
+	}
+	return s.cl, nil
+}
+
+func (s *singleClusterProvider) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	return s.cl.GetFieldIndexer().IndexField(ctx, obj, field, extract)
+}
+
+// measureChurn runs cycle a few times to warm up, then the given number of times, and fails if
+// the goroutine count does not come back to its baseline.
+func measureChurn(t *testing.T, cycles int, cycle func()) {
+	t.Helper()
+	for range 5 { // lazily created shared state is not a leak
 		cycle()
 	}
 	baseline := settledGoroutines(runtime.NumGoroutine())
 	peak := baseline
-	for i := 0; i < cycles; i++ {
+	for range cycles {
 		cycle()
 		peak = max(peak, runtime.NumGoroutine())
 	}
@@ -197,7 +264,7 @@ func TestChurnLeavesNoGoroutines(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("goroutines: baseline %d, peak %d, after %d cycles %d (%.3f per cycle)", baseline, peak, cycles, final, float64(final-baseline)/cycles)
+	t.Logf("goroutines: baseline %d, peak %d, after %d cycles %d (%+.3f per cycle)", baseline, peak, cycles, final, float64(final-baseline)/float64(cycles))
 	if final > baseline+tolerance {
 		var buf bytes.Buffer
 		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
