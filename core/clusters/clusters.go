@@ -153,7 +153,8 @@ func (c *Clusters[T]) Add(ctx context.Context, name multicluster.ClusterName, cl
 }
 
 // AddOrReplace adds cl, or replaces the engaged cluster of that name when Options.EqualClusters
-// says cl differs from it; it does nothing when they are equal. ctx is as for Add.
+// says cl differs from it; when they are equal it does nothing and cl is not used (nor
+// started). ctx is as for Add.
 //
 // A replacement engages the new instance first and only then disengages the old one. Get never
 // reports the cluster missing during a credential rotation, so queued requests are not dropped,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -362,8 +361,7 @@ func TestRemoveLeavesNoGoroutines(t *testing.T) {
 	for i := range 2 {
 		cycle(i)
 	}
-	waitForGoroutines(t, runtime.NumGoroutine()) // let the warm-up settle
-	baseline := runtime.NumGoroutine()
+	baseline := settledGoroutines()
 	const cycles = 30
 	for i := range cycles {
 		cycle(100 + i)

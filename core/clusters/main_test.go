@@ -133,6 +133,21 @@ func waitForGoroutines(t testing.TB, limit int) {
 	}
 }
 
+// settledGoroutines returns the goroutine count once it has stopped changing for a moment
+// (or after a few seconds), as a baseline for leak checks.
+func settledGoroutines() int {
+	last, stable := runtime.NumGoroutine(), 0
+	for i := 0; i < 100 && stable < 5; i++ {
+		time.Sleep(50 * time.Millisecond)
+		if n := runtime.NumGoroutine(); n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	return last
+}
+
 // indexCounter wraps a cluster and counts IndexField calls per object type and field.
 type indexCounter struct {
 	cluster.Cluster

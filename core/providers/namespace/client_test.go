@@ -32,7 +32,7 @@ func TestClientMapsTheNamespace(t *testing.T) {
 			t.Fatalf("created object shows namespace %q", cm.Namespace)
 		}
 		var onHost corev1.ConfigMap
-		if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: "crud", Name: cm.Name}, &onHost); err != nil {
+		if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: cm.Name}, &onHost); err != nil {
 			t.Fatalf("the object is not in the host namespace: %v", err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestClientMapsTheNamespace(t *testing.T) {
 		t.Fatalf("Patch: %v", err)
 	}
 	var onHost corev1.ConfigMap
-	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: "crud", Name: "cm-defaultx"}, &onHost); err != nil || onHost.Data["k"] != "patched" {
+	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: "cm-defaultx"}, &onHost); err != nil || onHost.Data["k"] != "patched" {
 		t.Fatalf("patch did not reach the host: %v, %v", err, onHost.Data)
 	}
 
@@ -104,7 +104,7 @@ func TestClientMapsTheNamespace(t *testing.T) {
 	if ptr.Deref(ac.Namespace, "") != InnerNamespace || ac.UID == nil {
 		t.Fatalf("applied configuration shows namespace %v, uid %v", ac.Namespace, ac.UID)
 	}
-	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: "crud", Name: "applied"}, &onHost); err != nil {
+	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: "applied"}, &onHost); err != nil {
 		t.Fatalf("applied object is not on the host: %v", err)
 	}
 
@@ -163,7 +163,7 @@ func TestSubresourcesMapTheNamespace(t *testing.T) {
 		t.Fatalf("status update: %v, namespace %q", err, pod.Namespace)
 	}
 	var onHost corev1.Pod
-	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: "subresources", Name: "p"}, &onHost); err != nil || onHost.Status.Message != pod.Status.Message {
+	if err := host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: "p"}, &onHost); err != nil || onHost.Status.Message != pod.Status.Message {
 		t.Fatalf("status did not reach the host: %v, %q", err, onHost.Status.Message)
 	}
 
@@ -182,6 +182,6 @@ func TestSubresourcesMapTheNamespace(t *testing.T) {
 		t.Fatalf("eviction shows namespace %q afterwards", eviction.Namespace)
 	}
 	waitFor(t, "the evicted pod to be gone", func() bool {
-		return apierrors.IsNotFound(host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: "subresources", Name: "p"}, &onHost))
+		return apierrors.IsNotFound(host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: "p"}, &onHost))
 	})
 }

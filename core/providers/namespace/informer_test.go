@@ -79,7 +79,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	}
 	waitFor(t, "the host cache to see the early object", func() bool {
 		var cm corev1.ConfigMap
-		return host.GetCache().Get(ctx, client.ObjectKey{Namespace: "informer-a", Name: "early"}, &cm) == nil
+		return host.GetCache().Get(ctx, client.ObjectKey{Namespace: a.HostNamespace(), Name: "early"}, &cm) == nil
 	})
 
 	informer, err := a.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
@@ -113,11 +113,11 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the delete to be delivered", func() bool { return seen.seen("delete early") })
-	if !seen.seen("add live-informer-a") || !seen.seen("update early") {
+	if !seen.seen("add live-"+a.HostNamespace()) || !seen.seen("update early") {
 		t.Fatalf("missing events: %v", seen.snapshot())
 	}
 	// The write to b happened before the delete in a; had it been delivered, it would be there.
-	if seen.seen("add live-informer-b") {
+	if seen.seen("add live-" + b.HostNamespace()) {
 		t.Fatalf("saw an object of another namespace: %v", seen.snapshot())
 	}
 	if bad := seen.problems(); len(bad) > 0 {
@@ -126,7 +126,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 
 	// The shared host cache was not modified by the rewrite.
 	var onHost corev1.ConfigMap
-	if err := host.GetCache().Get(ctx, client.ObjectKey{Namespace: "informer-a", Name: "live-informer-a"}, &onHost); err != nil || onHost.Namespace != "informer-a" {
+	if err := host.GetCache().Get(ctx, client.ObjectKey{Namespace: a.HostNamespace(), Name: "live-" + a.HostNamespace()}, &onHost); err != nil || onHost.Namespace != a.HostNamespace() {
 		t.Fatalf("host cache object: %v, namespace %q", err, onHost.Namespace)
 	}
 
@@ -151,7 +151,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	if n := d.handlers(); n != 1 {
 		t.Fatalf("%d handlers after RemoveEventHandler, want 1", n)
 	}
-	if err := host.GetClient().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "informer-b"}}); err != nil {
+	if err := host.GetClient().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.HostNamespace()}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "b's handlers to be removed", func() bool { return d.handlers() == 0 })
@@ -209,20 +209,20 @@ func TestEventRecordersWriteToTheHostNamespace(t *testing.T) {
 	waitFor(t, "both events in the host namespace", func() bool {
 		var legacy corev1.EventList
 		var modern eventsv1.EventList
-		if err := host.GetAPIReader().List(context.Background(), &legacy, client.InNamespace("recorder")); err != nil {
+		if err := host.GetAPIReader().List(context.Background(), &legacy, client.InNamespace(cl.HostNamespace())); err != nil {
 			t.Fatal(err)
 		}
-		if err := host.GetAPIReader().List(context.Background(), &modern, client.InNamespace("recorder")); err != nil {
+		if err := host.GetAPIReader().List(context.Background(), &modern, client.InNamespace(cl.HostNamespace())); err != nil {
 			t.Fatal(err)
 		}
 		found := 0
 		for _, e := range legacy.Items {
-			if e.Reason == "Legacy" && e.InvolvedObject.Name == "noted" && e.InvolvedObject.Namespace == "recorder" {
+			if e.Reason == "Legacy" && e.InvolvedObject.Name == "noted" && e.InvolvedObject.Namespace == cl.HostNamespace() {
 				found++
 			}
 		}
 		for _, e := range modern.Items {
-			if e.Reason == "Modern" && e.Regarding.Name == "noted" && e.Regarding.Namespace == "recorder" {
+			if e.Reason == "Modern" && e.Regarding.Name == "noted" && e.Regarding.Namespace == cl.HostNamespace() {
 				found++
 			}
 		}

@@ -2,8 +2,10 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,9 +121,20 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// createNamespace creates a namespace on the host and waits until the provider engaged it.
-func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, name string) *NamespaceCluster {
+// namespaces numbers the namespaces tests create, so that repeated runs (-count) against the
+// shared apiserver never collide with the terminating leftovers of earlier ones.
+var namespaces atomic.Int64
+
+// uniqueName returns base with a suffix no other namespace of this process has.
+func uniqueName(base string) string {
+	return fmt.Sprintf("%s-%d", base, namespaces.Add(1))
+}
+
+// createNamespace creates a namespace named after base on the host and waits until the
+// provider engaged it.
+func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, base string) *NamespaceCluster {
 	t.Helper()
+	name := uniqueName(base)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := host.GetClient().Create(t.Context(), ns); err != nil {
 		t.Fatal(err)

@@ -100,6 +100,9 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 
 	informer, err := p.host.GetCache().GetInformer(ctx, &corev1.Namespace{})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before the host cache synced
+		}
 		return fmt.Errorf("namespace provider: watching namespaces: %w", err)
 	}
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

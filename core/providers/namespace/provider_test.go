@@ -21,10 +21,9 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	waitFor(t, "kube-system to be engaged", func() bool { return aware.get("kube-system") != nil })
 
 	cl := createNamespace(t, host, aware, "lifecycle")
-	if cl.HostNamespace() != "lifecycle" {
-		t.Fatalf("HostNamespace = %q", cl.HostNamespace())
-	}
-	if got, err := p.Get(t.Context(), "lifecycle"); err != nil || got != cl {
+	name := cl.HostNamespace()
+	clusterName := multicluster.ClusterName(name)
+	if got, err := p.Get(t.Context(), clusterName); err != nil || got != cl {
 		t.Fatalf("Get = %v, %v", got, err)
 	}
 	if _, err := p.Get(t.Context(), "no-such-namespace"); !errors.Is(err, multicluster.ErrClusterNotFound) {
@@ -32,22 +31,25 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	}
 
 	// Deleting a namespace sets its deletionTimestamp first: that already disengages it.
-	if err := host.GetClient().Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "lifecycle"}}); err != nil {
+	if err := host.GetClient().Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the terminating namespace to be disengaged", func() bool { return aware.get("lifecycle") == nil })
-	if _, err := p.Get(t.Context(), "lifecycle"); !errors.Is(err, multicluster.ErrClusterNotFound) {
+	waitFor(t, "the terminating namespace to be disengaged", func() bool { return aware.get(clusterName) == nil })
+	if _, err := p.Get(t.Context(), clusterName); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after disengage: %v", err)
 	}
 
 	// Once gone for good, the same name can come back, as a new cluster.
-	removeNamespace(t, "lifecycle")
+	removeNamespace(t, name)
 	waitFor(t, "the namespace to be gone from the cache", func() bool {
 		var ns corev1.Namespace
-		return host.GetCache().Get(t.Context(), client.ObjectKey{Name: "lifecycle"}, &ns) != nil
+		return host.GetCache().Get(t.Context(), client.ObjectKey{Name: name}, &ns) != nil
 	})
-	again := createNamespace(t, host, aware, "lifecycle")
-	if again == cl {
+	if err := host.GetClient().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the re-created namespace to be engaged", func() bool { return aware.get(clusterName) != nil })
+	if aware.get(clusterName) == cl {
 		t.Fatal("a re-created namespace reused the old cluster")
 	}
 }
@@ -55,15 +57,15 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 func TestNamespaceTombstonesDisengage(t *testing.T) {
 	host := startHost(t)
 	p, aware := startProvider(t, host)
-	createNamespace(t, host, aware, "tomb-a")
-	createNamespace(t, host, aware, "tomb-b")
+	a := multicluster.ClusterName(createNamespace(t, host, aware, "tomb-a").HostNamespace())
+	b := multicluster.ClusterName(createNamespace(t, host, aware, "tomb-b").HostNamespace())
 
 	// A tombstone carrying the last known object.
-	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: "tomb-a", Obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tomb-a"}}})
+	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: string(a), Obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: string(a)}}})
 	// A tombstone with only the key.
-	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: "tomb-b"})
+	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: string(b)})
 
-	waitFor(t, "both namespaces to be disengaged", func() bool { return aware.get("tomb-a") == nil && aware.get("tomb-b") == nil })
+	waitFor(t, "both namespaces to be disengaged", func() bool { return aware.get(a) == nil && aware.get(b) == nil })
 }
 
 func TestIndexFieldIsAppliedOnceToTheHost(t *testing.T) {
