@@ -183,6 +183,12 @@ func (m *mcManager) Engage(ctx context.Context, name multicluster.ClusterName, c
 	}
 	if len(errs) > 0 {
 		cancel()
+		// Forget it now rather than when the AfterFunc runs: the caller is told it failed.
+		m.mu.Lock()
+		if m.engaged[name] == e {
+			delete(m.engaged, name)
+		}
+		m.mu.Unlock()
 		metrics.EngageAttempts.WithLabelValues(metrics.ResultError).Inc()
 		return fmt.Errorf("engaging cluster %q: %w", name, errors.Join(errs...))
 	}
@@ -233,8 +239,10 @@ func (m *mcManager) EngagedClusters() []multicluster.ClusterName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	names := make([]multicluster.ClusterName, 0, len(m.engaged))
-	for name := range m.engaged {
-		names = append(names, name)
+	for name, e := range m.engaged {
+		if e.ctx.Err() == nil { // its removal may still be on its way
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	return names
