@@ -24,6 +24,8 @@ DEMO_PKG ?= ./examples/quickstart
 TEST_TIMEOUT ?= 30m
 # Extra arguments for go test, e.g. TEST_ARGS='-run TestFleet -v'.
 TEST_ARGS ?=
+# Packages tested in each module; narrow a run with e.g. MODULES=core TEST_PKGS=./envtest/...
+TEST_PKGS ?= ./...
 
 .PHONY: help
 help: ## List the targets.
@@ -35,12 +37,12 @@ help: ## List the targets.
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds).
-	@$(ROOT)/hack/envtest.sh
+	@bash $(ROOT)/hack/envtest.sh
 
 .PHONY: test
 test: envtest ## Run go test -race in every module of go.work.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
-	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" $(MODULES)
+	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
 
 .PHONY: demo
 demo: envtest ## Run the quickstart example against a local fleet (package: DEMO_PKG).
@@ -50,11 +52,11 @@ demo: envtest ## Run the quickstart example against a local fleet (package: DEMO
 lint: $(GOLANGCI_LINT) ## Run golangci-lint in every module.
 	@status=0; for m in $(MODULES); do \
 		echo "lint: $$m"; \
-		(cd $(ROOT)/$$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...) || status=1; \
+		(cd $(ROOT)/$$m && $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...) || status=1; \
 	done; \
 	for p in $(HACK_PROGRAMS); do \
 		echo "lint: $$p"; \
-		(cd $(ROOT)/$$p && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml main.go) || status=1; \
+		(cd $(ROOT)/$$p && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml main.go) || status=1; \
 	done; exit $$status
 
 .PHONY: tools

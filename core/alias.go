@@ -44,15 +44,22 @@ var (
 	// ErrClusterNotFound is returned for clusters that are not part of the fleet.
 	ErrClusterNotFound = multicluster.ErrClusterNotFound
 
-	// GetConfig, GetConfigOrDie, SetupSignalHandler, SetLogger, Log, LoggerFrom, LoggerInto,
-	// CreateOrUpdate and SetControllerReference are controller-runtime's.
-	GetConfig              = ctrl.GetConfig
-	GetConfigOrDie         = ctrl.GetConfigOrDie
-	SetupSignalHandler     = ctrl.SetupSignalHandler
-	SetLogger              = ctrl.SetLogger
-	Log                    = ctrl.Log
-	LoggerFrom             = ctrl.LoggerFrom
-	LoggerInto             = ctrl.LoggerInto
-	CreateOrUpdate         = ctrl.CreateOrUpdate
+	// GetConfig returns the config of the cluster the process runs in (controller-runtime's).
+	GetConfig = ctrl.GetConfig
+	// GetConfigOrDie is GetConfig, exiting on error.
+	GetConfigOrDie = ctrl.GetConfigOrDie
+	// SetupSignalHandler returns a context canceled on SIGTERM or SIGINT.
+	SetupSignalHandler = ctrl.SetupSignalHandler
+	// SetLogger sets the logger of controller-runtime and mcr.
+	SetLogger = ctrl.SetLogger
+	// Log is the base logger.
+	Log = ctrl.Log
+	// LoggerFrom returns the logger of a context; in a reconcile it carries the cluster.
+	LoggerFrom = ctrl.LoggerFrom
+	// LoggerInto stores a logger in a context.
+	LoggerInto = ctrl.LoggerInto
+	// CreateOrUpdate creates or updates an object with a mutate function.
+	CreateOrUpdate = ctrl.CreateOrUpdate
+	// SetControllerReference sets the owner's controller reference on an object.
 	SetControllerReference = ctrl.SetControllerReference
 )

@@ -6,7 +6,9 @@ require (
 	github.com/go-logr/logr v1.4.3
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
+	k8s.io/client-go v0.36.3
 	mcr.dev/core v0.0.0
+	mcr.dev/providers/file v0.0.0
 	sigs.k8s.io/controller-runtime v0.24.1
 )
 
@@ -50,8 +52,7 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiextensions-apiserver v0.36.0 // indirect
-	k8s.io/client-go v0.36.3 // indirect
+	k8s.io/apiextensions-apiserver v0.36.3 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
@@ -62,4 +63,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace mcr.dev/core => ../core
+replace (
+	mcr.dev/conformance => ../conformance
+	mcr.dev/core => ../core
+	mcr.dev/providers/file => ../providers/file
+)

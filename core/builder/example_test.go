@@ -46,9 +46,9 @@ func Example_multiClusterAware() {
 		For(&corev1.ConfigMap{}, mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)).
 		// Copies in the members enqueue the host object they came from.
 		Watches(&corev1.ConfigMap{}, mchandler.EnqueueRequestsFromClusterMapFunc(
-			func(_ context.Context, _ multicluster.ClusterName, copy client.Object) []mcreconcile.Request {
+			func(_ context.Context, _ multicluster.ClusterName, replica client.Object) []mcreconcile.Request {
 				var r mcreconcile.Request // ClusterName "" is the local cluster
-				r.Namespace, r.Name = copy.GetNamespace(), copy.GetName()
+				r.Namespace, r.Name = replica.GetNamespace(), replica.GetName()
 				return []mcreconcile.Request{r}
 			}),
 			mcbuilder.WithEngageWithLocalCluster(false)).

@@ -28,7 +28,9 @@ type watchInput struct {
 }
 
 // AddPredicates adds event filters to the watch.
-func (w *watchInput) AddPredicates(p ...predicate.Predicate) { w.predicates = append(w.predicates, p...) }
+func (w *watchInput) AddPredicates(p ...predicate.Predicate) {
+	w.predicates = append(w.predicates, p...)
+}
 
 // SetOnlyMetadata makes the watch cache and deliver metadata only.
 func (w *watchInput) SetOnlyMetadata(only bool) { w.onlyMetadata = only }

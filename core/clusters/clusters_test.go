@@ -80,12 +80,12 @@ func TestAddGetRemove(t *testing.T) {
 	}
 }
 
-func TestAddWithCancelledContextFails(t *testing.T) {
+func TestAddWithCanceledContextFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var cs clusters.Clusters[cluster.Cluster]
 	if err := cs.Add(ctx, "a", memberCluster(t, "a"), nil); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Add with a cancelled context: %v", err)
+		t.Fatalf("Add with a canceled context: %v", err)
 	}
 	if cs.Len() != 0 {
 		t.Fatalf("Len = %d", cs.Len())
@@ -435,7 +435,7 @@ func TestEqualConfigs(t *testing.T) {
 			t.Fatal("equal exec configs compare different")
 		}
 	})
-	t.Run("proxies compared by behaviour", func(t *testing.T) {
+	t.Run("proxies compared by behavior", func(t *testing.T) {
 		a, b := base(), base()
 		a.Proxy, b.Proxy = proxy("http://proxy:3128"), proxy("http://proxy:3128")
 		if !clusters.EqualConfigs(a, b) {

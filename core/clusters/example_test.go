@@ -45,7 +45,7 @@ var (
 
 // A provider embeds Clusters and only writes discovery.
 func Example_provider() {
-	p := &StaticProvider{Configs: map[multicluster.ClusterName]*rest.Config{}}
+	p := &StaticProvider{}
 	_, err := p.Get(context.Background(), "east")
 	fmt.Println(err)
 	// Output: cluster "east": cluster not found

@@ -197,7 +197,9 @@ func (s *startTracker) Start(ctx context.Context) error {
 		return err
 	case <-s.failNow:
 		cancel()
-		<-errs
+		if err := <-errs; err != nil {
+			return fmt.Errorf("injected failure (Start also returned: %w)", err)
+		}
 		return fmt.Errorf("injected failure")
 	}
 }

@@ -331,7 +331,7 @@ func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req req
 		result = metrics.ResultError
 	case res.RequeueAfter > 0:
 		result = metrics.ResultRequeueAfter
-	case res.Requeue: //nolint:staticcheck // still honoured by controller-runtime
+	case res.Requeue: //nolint:staticcheck // still honored by controller-runtime
 		result = metrics.ResultRequeue
 	}
 	metrics.ReconcileTotal.WithLabelValues(r.controller, string(req.Cluster()), result).Inc()

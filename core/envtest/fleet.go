@@ -213,13 +213,15 @@ func (f *Fleet) AddMember(ctx context.Context, name string) (*Member, error) {
 		return nil, errors.Join(err, m.remove())
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stopped {
+	stopped := f.stopped
+	if !stopped {
+		f.members = append(f.members, m)
+	}
+	f.mu.Unlock()
+	if stopped {
 		// Stop ran while this member was starting and did not see it.
-		f.releaseLocked(m)
 		return nil, errors.Join(fmt.Errorf("envtest: fleet stopped while member %q was starting", name), m.remove())
 	}
-	f.members = append(f.members, m)
 	return m, nil
 }
 
@@ -313,10 +315,8 @@ func (f *Fleet) newMember(name string) (*Member, error) {
 func (f *Fleet) release(m *Member) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.releaseLocked(m)
+	delete(f.reserved, m.name)
 }
-
-func (f *Fleet) releaseLocked(m *Member) { delete(f.reserved, m.name) }
 
 func (f *Fleet) startEtcd(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.StartTimeout)

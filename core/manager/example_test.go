@@ -30,10 +30,22 @@ func ExampleNew() {
 
 // Single-cluster code can run against any cluster of the fleet through a scoped manager.
 func ExampleManager_GetManager() {
-	var mgr mcmanager.Manager
+	mgr := managerFromSomewhere()
 	scoped, err := mgr.GetManager(context.Background(), "eu-west")
 	if err != nil {
 		return
 	}
 	_ = scoped.GetClient() // the client of cluster eu-west
+}
+
+func managerFromSomewhere() mcmanager.Manager {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		os.Exit(1)
+	}
+	mgr, err := mcmanager.New(cfg, nop.New(), mcmanager.Options{})
+	if err != nil {
+		os.Exit(1)
+	}
+	return mgr
 }

@@ -9,6 +9,6 @@
 //	                                                      success, error, requeue or requeue_after
 //	mcr_cluster_source_errors_total{controller} counter   per-cluster sources that failed to start or sync
 //
-// Series labelled with a cluster are deleted when the cluster is disengaged, so a churning fleet
+// Series labeled with a cluster are deleted when the cluster is disengaged, so a churning fleet
 // does not grow the registry without bound.
 package metrics

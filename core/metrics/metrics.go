@@ -52,7 +52,7 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(EngagedClusters, EngageAttempts, EngageDuration, ReconcileTotal, ClusterSourceErrors)
 }
 
-// ForgetCluster deletes every series labelled with the cluster.
+// ForgetCluster deletes every series labeled with the cluster.
 func ForgetCluster(name multicluster.ClusterName) {
 	ReconcileTotal.DeletePartialMatch(prometheus.Labels{"cluster": string(name)})
 }

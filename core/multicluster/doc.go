@@ -6,7 +6,7 @@
 // The contract, as mcr reads and enforces it (the conformance suite checks each rule):
 //
 //   - A provider announces a cluster by calling Aware.Engage with a context that stays alive for as
-//     long as the cluster is part of the fleet. Cancelling that context is the only disengage
+//     long as the cluster is part of the fleet. Canceling that context is the only disengage
 //     signal. It must never be derived from a reconcile context.
 //   - A provider engages a cluster only after the cluster has been started and its cache has synced
 //     (mcr's clusters helpers do this, with a timeout).

@@ -1,10 +1,19 @@
-// Command quickstart is the smallest uniform multi-cluster controller: it labels every
-// ConfigMap of the "demo" namespace, in every cluster of the fleet, with the name of the cluster
-// it was found in.
+// Command quickstart is the smallest uniform multi-cluster controller: it marks every ConfigMap
+// of the "demo" namespace, in every cluster of the fleet, with the name of the cluster it was
+// found in (annotation mcr.dev/reconciled-in).
 //
-// By default it starts an embedded fleet of three local clusters (real kube-apiservers sharing
-// one etcd, see mcr.dev/core/envtest), reconciles across it, prints what it reconciled where and
-// exits. `make demo` runs it.
+// The clusters are discovered through kubeconfig files by the file provider
+// (mcr.dev/providers/file). By default the command starts an embedded fleet of three local
+// clusters (real kube-apiservers sharing one etcd, see mcr.dev/core/envtest), writes one
+// kubeconfig per cluster into a temporary directory and lets the provider discover them there;
+// it reconciles across the fleet, prints what it reconciled where and exits. `make demo` runs it.
+//
+// With -kubeconfig it runs against real clusters instead, without starting anything: every
+// context of the given kubeconfig files, directories or globs is a cluster. It creates the
+// namespace "demo" and the ConfigMap demo/greeting in each where they are missing.
+//
+//	go run ./quickstart -kubeconfig ~/.kube/config
+//	go run ./quickstart -kubeconfig '/etc/fleet/:/etc/fleets/*/kubeconfig'
 package main
 
 import (
@@ -12,15 +21,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,53 +42,78 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/envtest"
-	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/clusters"
+	"mcr.dev/providers/file"
 )
 
 const (
-	namespace = "demo"
-	label     = "mcr.dev/reconciled-in"
+	namespace  = "demo"
+	annotation = "mcr.dev/reconciled-in"
 )
+
+const kubeconfigUsage = "kubeconfig files, directories or globs, separated by '" + string(os.PathListSeparator) +
+	"', to run against instead of an embedded fleet (every context is a cluster)"
 
 func main() {
 	members := flag.Int("clusters", 3, "number of clusters in the embedded fleet")
 	timeout := flag.Duration("timeout", 3*time.Minute, "give up after this long")
+	// controller-runtime registers -kubeconfig on the default flag set already (for
+	// GetConfig, which this command does not use); give it this command's meaning.
+	kubeconfigFlag := flag.Lookup("kubeconfig")
+	if kubeconfigFlag == nil {
+		flag.String("kubeconfig", "", kubeconfigUsage)
+		kubeconfigFlag = flag.Lookup("kubeconfig")
+	}
+	kubeconfigFlag.Usage = kubeconfigUsage
 	flag.Parse()
 	log.SetLogger(logr.Discard())
 
 	ctx, cancel := context.WithTimeout(mcr.SetupSignalHandler(), *timeout)
-	defer cancel()
-	if err := run(ctx, *members); err != nil {
+	err := run(ctx, *members, kubeconfigFlag.Value.String())
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, n int) error {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("fleet-%c", 'a'+i)
+func run(ctx context.Context, n int, paths string) error {
+	var opts file.Options
+	if paths != "" {
+		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(paths)
+		fmt.Printf("Reading kubeconfigs from %s\n", paths)
+	} else {
+		dir, stop, err := embeddedFleet(ctx, n)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Dirs = []string{dir}
 	}
-	fmt.Printf("Starting an embedded fleet of %d clusters (kube-apiserver %s, one shared etcd)...\n", n, envtest.KubernetesVersion)
-	started := time.Now()
-	fleet, err := envtest.Start(ctx, envtest.Options{Members: names})
+
+	// Discovery goes through the files: the provider reads them, names one cluster per context
+	// (<file>+<context>) and keeps watching them while the manager runs.
+	provider, err := file.New(opts)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = fleet.Stop() }()
-	fmt.Printf("Fleet up in %s.\n", time.Since(started).Round(100*time.Millisecond))
+	configs, err := provider.ReadConfigs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
+	}
+	if len(configs) == 0 {
+		return errors.New("no usable kubeconfig context found")
+	}
+	names := slices.Sorted(maps.Keys(configs))
 
 	// Something to reconcile: one ConfigMap per cluster, created directly, not through mcr.
-	for _, m := range fleet.Members() {
-		if err := seed(ctx, m); err != nil {
+	for _, name := range names {
+		if err := seed(ctx, string(name), configs[name]); err != nil {
 			return err
 		}
 	}
 
 	// The manager runs in the first cluster; the provider serves all of them.
-	provider := clusters.New(clusters.Options{})
-	mgr, err := mcr.NewManager(fleet.Members()[0].Config(), provider, mcr.Options{
+	mgr, err := mcr.NewManager(configs[names[0]], provider, mcr.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
@@ -82,10 +121,15 @@ func run(ctx context.Context, n int) error {
 		return err
 	}
 
+	// Say which clusters the provider engages, as it engages them (before the controller does).
+	if err := mgr.Add(announcer{}); err != nil {
+		return err
+	}
+
 	var mu sync.Mutex
 	reconciled := map[mcr.ClusterName]string{}
 	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmap-labeller").
+		Named("configmap-marker").
 		For(&corev1.ConfigMap{}).
 		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
 			if req.Namespace != namespace {
@@ -99,15 +143,17 @@ func run(ctx context.Context, n int) error {
 			if err := cl.GetClient().Get(ctx, req.NamespacedName, cm); err != nil {
 				return mcr.Result{}, client.IgnoreNotFound(err)
 			}
-			if cm.Labels[label] != string(req.ClusterName) {
-				if cm.Labels == nil {
-					cm.Labels = map[string]string{}
+			// An annotation, not a label: cluster names such as "fleet-a.kubeconfig+fleet-a" are
+			// not valid label values.
+			if cm.Annotations[annotation] != string(req.ClusterName) {
+				if cm.Annotations == nil {
+					cm.Annotations = map[string]string{}
 				}
-				cm.Labels[label] = string(req.ClusterName)
+				cm.Annotations[annotation] = string(req.ClusterName)
 				if err := cl.GetClient().Update(ctx, cm); err != nil {
 					return mcr.Result{}, err
 				}
-				fmt.Printf("  reconciled ConfigMap %s in cluster %s: labelled %s=%s\n", req.NamespacedName, req.ClusterName, label, req.ClusterName)
+				fmt.Printf("  reconciled ConfigMap %s in cluster %s: annotated %s=%s\n", req.NamespacedName, req.ClusterName, annotation, req.ClusterName)
 			}
 			mu.Lock()
 			reconciled[req.ClusterName] = cm.Data["greeting"]
@@ -123,22 +169,16 @@ func run(ctx context.Context, n int) error {
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()
 
-	// Discovery: here the clusters come from the embedded fleet; a real deployment uses a
-	// provider that watches kubeconfig Secrets, files, Cluster API, ClusterProfiles, ...
-	for _, m := range fleet.Members() {
-		cl, err := cluster.New(m.Config())
-		if err != nil {
+	// Done when every cluster's ConfigMap carries its annotation, checked directly in each
+	// cluster.
+	direct := map[mcr.ClusterName]client.Client{}
+	for _, name := range names {
+		if direct[name], err = client.New(configs[name], client.Options{}); err != nil {
 			return err
 		}
-		if err := provider.Add(ctx, multicluster.ClusterName(m.Name()), cl); err != nil {
-			return fmt.Errorf("adding cluster %s: %w", m.Name(), err)
-		}
-		fmt.Printf("Engaged cluster %s (%s)\n", m.Name(), m.Host())
 	}
-
-	// Done when every cluster's ConfigMap carries its label, checked directly in each cluster.
 	for {
-		missing, err := unlabelled(ctx, fleet)
+		missing, err := unmarked(ctx, direct)
 		if err != nil {
 			return err
 		}
@@ -156,13 +196,12 @@ func run(ctx context.Context, n int) error {
 
 	mu.Lock()
 	fmt.Printf("\nReconciled %d clusters:\n", len(reconciled))
-	clusterNames := make([]string, 0, len(reconciled))
+	width := 0
 	for name := range reconciled {
-		clusterNames = append(clusterNames, string(name))
+		width = max(width, len(name))
 	}
-	sort.Strings(clusterNames)
-	for _, name := range clusterNames {
-		fmt.Printf("  %-8s %s/greeting  %q\n", name, namespace, reconciled[mcr.ClusterName(name)])
+	for _, name := range slices.Sorted(maps.Keys(reconciled)) {
+		fmt.Printf("  %-*s  %s/greeting  %q\n", width, name, namespace, reconciled[name])
 	}
 	mu.Unlock()
 
@@ -174,38 +213,88 @@ func run(ctx context.Context, n int) error {
 	return nil
 }
 
-func seed(ctx context.Context, m *envtest.Member) error {
-	c, err := client.New(m.Config(), client.Options{})
+// announcer is a runnable that the manager engages with every cluster, like a controller; it
+// prints each engagement.
+type announcer struct{}
+
+func (announcer) Engage(_ context.Context, name mcr.ClusterName, cl cluster.Cluster) error {
+	fmt.Printf("Engaged cluster %s (%s)\n", name, cl.GetConfig().Host)
+	return nil
+}
+
+func (announcer) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+
+// embeddedFleet starts n local clusters and writes one kubeconfig per cluster into a new
+// temporary directory. stop stops the fleet and removes the directory.
+func embeddedFleet(ctx context.Context, n int) (dir string, stop func(), err error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("fleet-%c", 'a'+i)
+	}
+	fmt.Printf("Starting an embedded fleet of %d clusters (kube-apiserver %s, one shared etcd)...\n", n, envtest.KubernetesVersion)
+	started := time.Now()
+	fleet, err := envtest.Start(ctx, envtest.Options{Members: names})
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Printf("Fleet up in %s.\n", time.Since(started).Round(100*time.Millisecond))
+
+	dir, err = os.MkdirTemp("", "mcr-quickstart-")
+	if err != nil {
+		return "", nil, errors.Join(err, fleet.Stop())
+	}
+	stop = func() {
+		_ = fleet.Stop()
+		_ = os.RemoveAll(dir)
+	}
+	for _, m := range fleet.Members() {
+		// The files hold admin credentials: readable by this user only.
+		if err := os.WriteFile(filepath.Join(dir, m.Name()+".kubeconfig"), m.Kubeconfig(), 0o600); err != nil {
+			stop()
+			return "", nil, err
+		}
+	}
+	fmt.Printf("Wrote %d kubeconfigs to %s; the file provider discovers the clusters there.\n", n, dir)
+	return dir, stop, nil
+}
+
+// seed creates the namespace and the ConfigMap to reconcile, unless they exist.
+func seed(ctx context.Context, name string, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
 	}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
-		return fmt.Errorf("seeding %s: %w", m.Name(), err)
+	// The greeting names the kubeconfig context: the part of the cluster name after the
+	// first "+" (the provider's naming scheme).
+	_, contextName, _ := strings.Cut(name, "+")
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "greeting"},
+			Data:       map[string]string{"greeting": "hello from " + contextName},
+		},
 	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "greeting"},
-		Data:       map[string]string{"greeting": "hello from " + m.Name()},
-	}
-	if err := c.Create(ctx, cm); err != nil {
-		return fmt.Errorf("seeding %s: %w", m.Name(), err)
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("seeding %s: %w", name, err)
+		}
 	}
 	return nil
 }
 
-// unlabelled returns the members whose ConfigMap does not carry its cluster's label yet.
-func unlabelled(ctx context.Context, fleet *envtest.Fleet) ([]string, error) {
-	var missing []string
-	for _, m := range fleet.Members() {
-		c, err := client.New(m.Config(), client.Options{})
-		if err != nil {
-			return nil, err
-		}
+// unmarked returns the clusters whose ConfigMap does not carry its cluster's annotation yet.
+func unmarked(ctx context.Context, clients map[mcr.ClusterName]client.Client) ([]mcr.ClusterName, error) {
+	var missing []mcr.ClusterName
+	for _, name := range slices.Sorted(maps.Keys(clients)) {
 		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: "greeting"}, cm); err != nil {
+		if err := clients[name].Get(ctx, types.NamespacedName{Namespace: namespace, Name: "greeting"}, cm); err != nil {
 			return nil, err
 		}
-		if cm.Labels[label] != m.Name() {
-			missing = append(missing, m.Name())
+		if cm.Annotations[annotation] != string(name) {
+			missing = append(missing, name)
 		}
 	}
 	return missing, nil

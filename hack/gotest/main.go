@@ -8,7 +8,7 @@
 // modules listed in go.work; it uses only the standard library so that it builds in a second
 // without a module of its own (GOWORK=off go build -o bin/tools/gotest hack/gotest/main.go).
 //
-// Usage: gotest [-timeout 30m] [-args '-run X -v'] module-dir...
+// Usage: gotest [-timeout 30m] [-args '-run X -v'] [-pkgs ./...] module-dir...
 package main
 
 import (
@@ -48,6 +48,7 @@ func (c counts) String() string {
 func main() {
 	timeout := flag.String("timeout", "30m", "go test -timeout for each module")
 	extra := flag.String("args", "", "extra go test arguments, space separated")
+	pkgs := flag.String("pkgs", "./...", "package patterns to test in each module, space separated")
 	flag.Parse()
 	modules := flag.Args()
 	if len(modules) == 0 {
@@ -57,7 +58,7 @@ func main() {
 	args := []string{"test", "-race", "-json", "-timeout", *timeout}
 	args = append(args, strings.Fields(*extra)...)
 	verbose := slices.Contains(args, "-v") || slices.Contains(args, "-test.v")
-	args = append(args, "./...")
+	args = append(args, strings.Fields(*pkgs)...)
 
 	var total counts
 	var failedModules []string
@@ -103,9 +104,10 @@ func runModule(dir string, args []string, verbose bool) (counts, error) {
 // report reads test2json events and writes the human view to w.
 func report(r io.Reader, w io.Writer, verbose bool) counts {
 	var c counts
-	testOutput := map[string][]string{}    // output of running tests, by package and test
-	failedTests := map[string]int{}        // failed tests per package
-	packageOutput := map[string][]string{} // package-level output, shown when the package fails
+	testOutput := map[string][]string{}     // output of running tests, by package and test
+	failedSubtests := map[string][]string{} // output of failed subtests, by top-level test
+	failedTests := map[string]int{}         // failed tests per package
+	packageOutput := map[string][]string{}  // package-level output, shown when the package fails
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for scanner.Scan() {
@@ -139,12 +141,20 @@ func report(r io.Reader, w io.Writer, verbose bool) counts {
 			case "fail":
 				c.failed++
 				failedTests[e.Package]++
-				// Subtests report before their parent, so a failing parent's own lines follow
-				// its failing subtests' output.
-				if !verbose {
+				// Subtests end before their parent: keep their output until the top-level
+				// test ends, then print the parent's lines first, as go test does.
+				top, _, isSubtest := strings.Cut(e.Test, "/")
+				topKey := e.Package + "\x00" + top
+				if isSubtest {
+					failedSubtests[topKey] = append(failedSubtests[topKey], testOutput[key]...)
+				} else if !verbose {
 					fmt.Fprint(w, strings.Join(testOutput[key], ""))
+					fmt.Fprint(w, strings.Join(failedSubtests[topKey], ""))
 				}
 				delete(testOutput, key)
+				if !isSubtest {
+					delete(failedSubtests, topKey)
+				}
 			}
 		default: // package-level
 			switch e.Action {
@@ -164,7 +174,6 @@ func report(r io.Reader, w io.Writer, verbose bool) counts {
 					// Build failure, panic outside a test, timeout: no test carries the blame.
 					c.failed++
 				}
-				fmt.Fprintf(w, "FAIL\t%s\n", e.Package)
 			}
 		}
 	}

@@ -97,7 +97,7 @@ func main() {
 		}
 	}
 
-	staging := map[string][]string{} // release -> staging paths at it
+	staging := map[string][]string{} // release -> "path in modules" at that release
 	for _, path := range sortedKeys(versions) {
 		byVersion := versions[path]
 		if len(byVersion) > 1 {
@@ -107,18 +107,18 @@ func main() {
 			}
 			fail("%s has several versions: %s", path, strings.Join(parts, "; "))
 		}
-		for v := range byVersion {
+		for v, modules := range byVersion {
 			if strings.HasPrefix(path, "k8s.io/") && stagingRelease.MatchString(v) {
-				staging[v] = append(staging[v], path)
+				staging[v] = append(staging[v], fmt.Sprintf("%s in %s", path, strings.Join(modules, ", ")))
 			}
 		}
 	}
 	if len(staging) > 1 {
 		var parts []string
 		for _, v := range sortedKeys(staging) {
-			parts = append(parts, fmt.Sprintf("%s (%s)", v, strings.Join(staging[v], ", ")))
+			parts = append(parts, fmt.Sprintf("%s: %s", v, strings.Join(staging[v], "; ")))
 		}
-		fail("k8s.io staging modules are at different releases: %s", strings.Join(parts, "; "))
+		fail("k8s.io staging modules are at different releases (require them all at one release, e.g. with go get): %s", strings.Join(parts, " | "))
 	}
 
 	tool, err := readGoMod(kubeAPIServerToolDir)
@@ -139,7 +139,7 @@ func main() {
 	for v := range staging {
 		sm := stagingRelease.FindStringSubmatch(v)
 		if len(km) == 3 && (sm[1] != km[1] || sm[2] != km[2]) {
-			fail("k8s.io staging modules are at %s but envtest builds kube-apiserver %s (want v0.%s.%s)", v, kubeVersion, km[1], km[2])
+			fail("%s does not match kube-apiserver %s that envtest builds (want v0.%s.%s): %s", v, kubeVersion, km[1], km[2], strings.Join(staging[v], "; "))
 		}
 	}
 

@@ -121,7 +121,8 @@ func BenchmarkEngageToFirstReconcile(b *testing.B) {
 		name := multicluster.ClusterName(fmt.Sprintf("first-%d", i))
 		start := time.Now()
 		p.mustAdd(b, string(name), fleet.Member("a").Config())
-		for got := <-reconciled; got != name; got = <-reconciled {
+		for got := <-reconciled; got != name; {
+			got = <-reconciled
 		}
 		total += time.Since(start)
 		p.Remove(name)

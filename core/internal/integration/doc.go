@@ -1,4 +1,4 @@
-// Package integration holds the tests that prove the behaviour of the manager, builder,
+// Package integration holds the tests that prove the behavior of the manager, builder,
 // controller and sources together, against a fleet of real kube-apiservers started by
 // mcr.dev/core/envtest. It has no code of its own.
 package integration

@@ -291,7 +291,7 @@ func TestLocalClusterAndFieldIndexes(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "host", "a", "b")
 	for _, m := range []string{"host", "a", "b"} {
-		createConfigMap(t, m, ns, "indexed", map[string]string{"colour": "blue-" + ns})
+		createConfigMap(t, m, ns, "indexed", map[string]string{"color": "blue-" + ns})
 	}
 	p := newTestProvider(clusters.Options[cluster.Cluster]{})
 	mgr := startManager(t, p, mcmanager.WithLocalClusterEngaged())
@@ -303,9 +303,9 @@ func TestLocalClusterAndFieldIndexes(t *testing.T) {
 	eventually(t, time.Minute, "local and a engaged", func() bool { return len(mgr.EngagedClusters()) == 2 })
 
 	// Index registered while "a" and the local cluster are engaged; "b" comes later.
-	field := "colour-" + ns
+	field := "color-" + ns
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ConfigMap{}, field, func(o client.Object) []string {
-		return []string{o.(*corev1.ConfigMap).Data["colour"]}
+		return []string{o.(*corev1.ConfigMap).Data["color"]}
 	}); err != nil {
 		t.Fatalf("IndexField: %v", err)
 	}

@@ -88,6 +88,6 @@ func TestFairQueueThroughBuilder(t *testing.T) {
 		p.mustAdd(t, m, fleet.Member(m).Config())
 	}
 	for _, m := range []string{"a", "b"} {
-		eventually(t, time.Minute, "configmap in "+m+" to be labelled", func() bool { return labelOf(t, m, ns, "cm") == "cluster-"+m })
+		eventually(t, time.Minute, "configmap in "+m+" to be labeled", func() bool { return labelOf(t, m, ns, "cm") == "cluster-"+m })
 	}
 }

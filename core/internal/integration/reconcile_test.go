@@ -109,7 +109,7 @@ func TestSingleClusterMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	createConfigMap(t, "host", ns, "cm", nil)
-	eventually(t, time.Minute, "the local configmap to be labelled", func() bool { return labelOf(t, "host", ns, "cm") == "local" })
+	eventually(t, time.Minute, "the local configmap to be labeled", func() bool { return labelOf(t, "host", ns, "cm") == "local" })
 	if !s.has(mcmanager.LocalCluster, ns, "cm") {
 		t.Fatalf("reconciler did not see the request for the local cluster: %v", s.reqs)
 	}
@@ -132,7 +132,7 @@ func TestUniformControllerAcrossFleet(t *testing.T) {
 		p.mustAdd(t, m, fleet.Member(m).Config())
 	}
 	for _, m := range members {
-		eventually(t, time.Minute, "configmap in "+m+" to be labelled", func() bool { return labelOf(t, m, ns, "cm") == "cluster-"+m })
+		eventually(t, time.Minute, "configmap in "+m+" to be labeled", func() bool { return labelOf(t, m, ns, "cm") == "cluster-"+m })
 	}
 	// The local cluster is not engaged when there is a provider and nobody asked for it.
 	if got := s.clustersFor(ns); got[mcmanager.LocalCluster] {

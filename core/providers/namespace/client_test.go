@@ -64,11 +64,11 @@ func TestClientMapsTheNamespace(t *testing.T) {
 		}
 		return names
 	}
-	labelled := client.MatchingLabels{"app": "crud"}
-	if names := listed(c, labelled); len(names) != 2 {
+	labeled := client.MatchingLabels{"app": "crud"}
+	if names := listed(c, labeled); len(names) != 2 {
 		t.Fatalf("List by label = %v, want the two own objects", names)
 	}
-	if names := listed(c, labelled, client.InNamespace("kube-system")); len(names) != 0 {
+	if names := listed(c, labeled, client.InNamespace("kube-system")); len(names) != 0 {
 		t.Fatalf("List in another namespace = %v, want nothing", names)
 	}
 	// Field selectors are evaluated by the apiserver on the real namespace.
@@ -79,7 +79,7 @@ func TestClientMapsTheNamespace(t *testing.T) {
 	if names := listed(cl.GetAPIReader(), sel); len(names) != 1 {
 		t.Fatalf("List by field selector = %v, want one", names)
 	}
-	waitFor(t, "the cache to see both objects", func() bool { return len(listed(cl.GetCache(), labelled)) == 2 })
+	waitFor(t, "the cache to see both objects", func() bool { return len(listed(cl.GetCache(), labeled)) == 2 })
 
 	// Update and Patch.
 	got.Data = map[string]string{"k": "v"}
@@ -114,13 +114,13 @@ func TestClientMapsTheNamespace(t *testing.T) {
 	}
 
 	// DeleteAllOf touches only the cluster's own namespace.
-	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(InnerNamespace), labelled); err != nil {
+	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(InnerNamespace), labeled); err != nil {
 		t.Fatal(err)
 	}
-	if names := listed(cl.GetAPIReader(), labelled); len(names) != 0 {
+	if names := listed(cl.GetAPIReader(), labeled); len(names) != 0 {
 		t.Fatalf("DeleteAllOf left %v", names)
 	}
-	if names := listed(other.GetAPIReader(), labelled); len(names) != 1 {
+	if names := listed(other.GetAPIReader(), labeled); len(names) != 1 {
 		t.Fatalf("DeleteAllOf reached another namespace: %v left there", names)
 	}
 

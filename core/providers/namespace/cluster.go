@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
-// NamespaceCluster is one namespace of the host, seen as a cluster whose objects live in
+// Cluster is one namespace of the host, seen as a cluster whose objects live in
 // InnerNamespace. Everything not about namespaced objects (config, scheme, REST mapper, HTTP
 // client) is the host's.
-type NamespaceCluster struct {
+type Cluster struct {
 	scope    *scope
 	client   *namespacedClient
 	cache    *namespacedCache
@@ -26,12 +26,12 @@ type NamespaceCluster struct {
 	handlers *handlerSet
 }
 
-var _ cluster.Cluster = &NamespaceCluster{}
+var _ cluster.Cluster = &Cluster{}
 
-func newNamespaceCluster(p *Provider, namespace string) *NamespaceCluster {
+func newCluster(p *Provider, namespace string) *Cluster {
 	s := &scope{host: p.host, namespace: namespace}
 	handlers := newHandlerSet()
-	return &NamespaceCluster{
+	return &Cluster{
 		scope:  s,
 		client: newClient(s, p.host.GetClient()),
 		cache: &namespacedCache{
@@ -46,38 +46,38 @@ func newNamespaceCluster(p *Provider, namespace string) *NamespaceCluster {
 }
 
 // HostNamespace returns the namespace of the host this cluster shows.
-func (c *NamespaceCluster) HostNamespace() string { return c.scope.namespace }
+func (c *Cluster) HostNamespace() string { return c.scope.namespace }
 
-func (c *NamespaceCluster) GetHTTPClient() *http.Client { return c.scope.host.GetHTTPClient() }
+func (c *Cluster) GetHTTPClient() *http.Client { return c.scope.host.GetHTTPClient() }
 
-func (c *NamespaceCluster) GetConfig() *rest.Config { return c.scope.host.GetConfig() }
+func (c *Cluster) GetConfig() *rest.Config { return c.scope.host.GetConfig() }
 
-func (c *NamespaceCluster) GetCache() cache.Cache { return c.cache }
+func (c *Cluster) GetCache() cache.Cache { return c.cache }
 
-func (c *NamespaceCluster) GetScheme() *runtime.Scheme { return c.scope.host.GetScheme() }
+func (c *Cluster) GetScheme() *runtime.Scheme { return c.scope.host.GetScheme() }
 
-func (c *NamespaceCluster) GetClient() client.Client { return c.client }
+func (c *Cluster) GetClient() client.Client { return c.client }
 
 // GetFieldIndexer indexes the shared host cache, once for all namespace-clusters.
-func (c *NamespaceCluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
+func (c *Cluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
 
-func (c *NamespaceCluster) GetRESTMapper() meta.RESTMapper { return c.scope.host.GetRESTMapper() }
+func (c *Cluster) GetRESTMapper() meta.RESTMapper { return c.scope.host.GetRESTMapper() }
 
-func (c *NamespaceCluster) GetAPIReader() client.Reader { return c.api }
+func (c *Cluster) GetAPIReader() client.Reader { return c.api }
 
 // GetEventRecorderFor returns a recorder that records Events into the host namespace.
-func (c *NamespaceCluster) GetEventRecorderFor(name string) record.EventRecorder {
+func (c *Cluster) GetEventRecorderFor(name string) record.EventRecorder {
 	return &legacyRecorder{scope: c.scope, host: c.scope.host.GetEventRecorderFor(name)}
 }
 
 // GetEventRecorder returns a recorder that records Events into the host namespace.
-func (c *NamespaceCluster) GetEventRecorder(name string) events.EventRecorder {
+func (c *Cluster) GetEventRecorder(name string) events.EventRecorder {
 	return &recorder{scope: c.scope, host: c.scope.host.GetEventRecorder(name)}
 }
 
 // Start blocks until ctx ends and then removes the event handlers registered through this
 // cluster. The shared host cluster is started by its owner, never here.
-func (c *NamespaceCluster) Start(ctx context.Context) error {
+func (c *Cluster) Start(ctx context.Context) error {
 	<-ctx.Done()
 	c.handlers.close()
 	return nil

@@ -96,7 +96,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 		t.Fatalf("existing object not replayed: %v", seen.snapshot())
 	}
 
-	for _, cl := range []*NamespaceCluster{a, b} {
+	for _, cl := range []*Cluster{a, b} {
 		if err := cl.GetClient().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "live-" + cl.HostNamespace()}}); err != nil {
 			t.Fatal(err)
 		}

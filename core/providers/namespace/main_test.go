@@ -132,7 +132,7 @@ func uniqueName(base string) string {
 
 // createNamespace creates a namespace named after base on the host and waits until the
 // provider engaged it.
-func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, base string) *NamespaceCluster {
+func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, base string) *Cluster {
 	t.Helper()
 	name := uniqueName(base)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -140,7 +140,7 @@ func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, bas
 		t.Fatal(err)
 	}
 	waitFor(t, "namespace "+name+" to be engaged", func() bool { return aware.get(multicluster.ClusterName(name)) != nil })
-	return aware.get(multicluster.ClusterName(name)).(*NamespaceCluster)
+	return aware.get(multicluster.ClusterName(name)).(*Cluster)
 }
 
 // removeNamespace deletes a namespace for good. A bare apiserver has no namespace controller, so

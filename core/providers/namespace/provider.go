@@ -42,7 +42,7 @@ type Options struct {
 type Provider struct {
 	host cluster.Cluster
 	log  logr.Logger
-	set  *clusters.Clusters[*NamespaceCluster]
+	set  *clusters.Clusters[*Cluster]
 
 	mu       sync.Mutex
 	startCtx context.Context // nil until Start
@@ -75,7 +75,7 @@ func New(host cluster.Cluster, opts Options) *Provider {
 	return &Provider{
 		host: host,
 		log:  opts.Log,
-		set: clusters.New(clusters.Options[*NamespaceCluster]{
+		set: clusters.New(clusters.Options[*Cluster]{
 			CacheSyncTimeout: opts.CacheSyncTimeout,
 			Log:              opts.Log,
 		}),
@@ -188,7 +188,7 @@ func (p *Provider) run(name string, g *generation, previous chan struct{}) {
 	if previous != nil {
 		<-previous
 	}
-	cl := newNamespaceCluster(p, name)
+	cl := newCluster(p, name)
 	defer cl.handlers.close()
 
 	// The host cluster is started by its owner, so the set only waits for its cache to sync.

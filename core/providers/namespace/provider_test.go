@@ -86,7 +86,7 @@ func TestIndexFieldIsAppliedOnceToTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, cl := range []*NamespaceCluster{a, b} {
+	for _, cl := range []*Cluster{a, b} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "colored"}, Data: map[string]string{"color": "red"}}
 		if err := cl.GetClient().Create(t.Context(), cm); err != nil {
 			t.Fatal(err)

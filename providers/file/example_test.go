@@ -1,0 +1,95 @@
+package file_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+
+	mcr "mcr.dev/core"
+	"mcr.dev/core/kubeconfig"
+	"mcr.dev/providers/file"
+)
+
+// Run a controller over every context of the kubeconfig files in a directory (a mounted Secret,
+// say). The manager starts the provider; clusters come and go with the files.
+func Example() {
+	provider, err := file.New(file.Options{Dirs: []string{"/etc/mcr/fleet"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mgr, err := mcr.NewManager(mcr.GetConfigOrDie(), provider, mcr.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	err = mcr.NewControllerManagedBy(mgr).
+		Named("configmaps").
+		For(&corev1.ConfigMap{}).
+		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
+			// req.ClusterName is e.g. "east.kubeconfig+east".
+			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
+			return mcr.Result{}, nil
+		}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// Cluster names are <file>+<context>, the file relative to the configured directory, with "+"
+// and "%" in the file part percent-encoded, so that no two contexts ever share a name.
+func ExampleProvider_ClusterName() {
+	provider, err := file.New(file.Options{Dirs: []string{"/etc/mcr/fleet"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range []struct{ path, context string }{
+		{"/etc/mcr/fleet/east.kubeconfig", "east"},
+		{"/etc/mcr/fleet/merged.kubeconfig", "east"},
+		{"/etc/mcr/fleet/merged.kubeconfig", "admin+west"},
+		{"/etc/mcr/fleet/a+b.kubeconfig", "c"},
+	} {
+		name, _ := provider.ClusterName(c.path, c.context)
+		fmt.Println(name)
+	}
+	// Output:
+	// east.kubeconfig+east
+	// merged.kubeconfig+east
+	// merged.kubeconfig+admin+west
+	// a%2Bb.kubeconfig+c
+}
+
+// A command-line flag that takes files, directories and globs, like $KUBECONFIG.
+func ExampleParsePaths() {
+	flags := flag.NewFlagSet("example", flag.ContinueOnError)
+	paths := flags.String("fleet", "", "kubeconfig files, directories and globs, separated by ':'")
+	_ = flags.Parse([]string{"-fleet", "/etc/fleet/prod.kubeconfig:/etc/fleets/*/kubeconfig:/var/run/fleet/"})
+	files, dirs, globs := file.ParsePaths(*paths)
+	fmt.Println("files:", files)
+	fmt.Println("dirs:", dirs)
+	fmt.Println("globs:", globs)
+	// Output:
+	// files: [/etc/fleet/prod.kubeconfig]
+	// dirs: [/var/run/fleet/]
+	// globs: [/etc/fleets/*/kubeconfig]
+}
+
+// Files written by someone less trusted than the controller: only inline credentials, no exec
+// plugins, no file references, no insecure-skip-tls-verify.
+func ExampleOptions_hardened() {
+	_, err := file.New(file.Options{
+		Dirs:   []string{"/var/run/tenant-kubeconfigs"},
+		Policy: &kubeconfig.Policy{},
+	})
+	fmt.Println(err)
+	// Output: <nil>
+}

@@ -1,0 +1,336 @@
+package file_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/providers/file"
+)
+
+// fleet is shared by the tests of this package: starting apiservers is the slow part. The
+// package's own tests use east and west; the conformance suite uses all three.
+var fleet *envtest.Fleet
+
+func TestMain(m *testing.M) {
+	// Tests that look at logs pass their own logger.
+	ctrllog.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"east", "west", "north"}})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fleet = f
+	code := m.Run()
+	if err := f.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// waitTimeout bounds every wait for the provider to catch up with a change.
+const waitTimeout = time.Minute
+
+// engagement is one Engage call seen by a recorder.
+type engagement struct {
+	cluster cluster.Cluster
+	ctx     context.Context
+}
+
+// recorder is an Aware that remembers every engagement, in order.
+type recorder struct {
+	mu      sync.Mutex
+	current map[multicluster.ClusterName]*engagement
+	count   map[multicluster.ClusterName]int
+}
+
+func newRecorder() *recorder {
+	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
+}
+
+func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.current[name] = &engagement{cluster: cl, ctx: ctx}
+	r.count[name]++
+	return nil
+}
+
+// engaged returns the names whose latest engagement is still alive, sorted.
+func (r *recorder) engaged() []multicluster.ClusterName {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []multicluster.ClusterName
+	for name, e := range r.current {
+		if e.ctx.Err() == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current[name], r.count[name]
+}
+
+// started is a running provider.
+type started struct {
+	provider *file.Provider
+	rec      *recorder
+	stop     func()
+}
+
+// start runs a provider for opts until the test ends (or stop is called).
+func start(t *testing.T, opts file.Options) *started {
+	t.Helper()
+	if opts.Debounce == 0 {
+		opts.Debounce = 50 * time.Millisecond
+	}
+	if opts.CacheSyncTimeout == 0 {
+		opts.CacheSyncTimeout = 20 * time.Second
+	}
+	p, err := file.New(opts)
+	if err != nil {
+		t.Fatalf("file.New: %v", err)
+	}
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, rec) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Start returned: %v", err)
+				}
+			case <-time.After(waitTimeout):
+				t.Errorf("Start did not return within %s of its context ending", waitTimeout)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &started{provider: p, rec: rec, stop: stop}
+}
+
+// eventually polls cond until it returns nil, failing the test with its last error after
+// waitTimeout.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// waitEngaged waits until exactly names are engaged.
+func (s *started) waitEngaged(t *testing.T, names ...multicluster.ClusterName) {
+	t.Helper()
+	slices.Sort(names)
+	eventually(t, fmt.Sprintf("engaged clusters %v", names), func() error {
+		got := s.rec.engaged()
+		if !slices.Equal(got, names) {
+			return fmt.Errorf("engaged: %v", got)
+		}
+		for _, name := range names {
+			if _, err := s.provider.Get(context.Background(), name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// snapshot remembers the current engagement of each name.
+func (s *started) snapshot(t *testing.T, names ...multicluster.ClusterName) map[multicluster.ClusterName]*engagement {
+	t.Helper()
+	out := map[multicluster.ClusterName]*engagement{}
+	for _, name := range names {
+		e, _ := s.rec.get(name)
+		if e == nil || e.ctx.Err() != nil {
+			t.Fatalf("cluster %q is not engaged", name)
+		}
+		out[name] = e
+	}
+	return out
+}
+
+// requireUntouched fails unless every cluster of before is still engaged through the very same
+// engagement: same instance, engage context alive, no Engage call since.
+func (s *started) requireUntouched(t *testing.T, before map[multicluster.ClusterName]*engagement) {
+	t.Helper()
+	for name, e := range before {
+		now, _ := s.rec.get(name)
+		if now != e {
+			t.Errorf("cluster %q was engaged again, although its credentials did not change", name)
+		}
+		if err := e.ctx.Err(); err != nil {
+			t.Errorf("cluster %q was disengaged (%v), although its context did not change", name, err)
+		}
+		got, err := s.provider.Get(context.Background(), name)
+		if err != nil || got != e.cluster {
+			t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
+		}
+	}
+}
+
+// requireReaches fails unless the engaged cluster of name answers as member: it lists
+// ConfigMaps through the cluster's own client, uncached, against the real apiserver.
+func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
+	t.Helper()
+	cl, err := s.provider.Get(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", name, err)
+	}
+	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
+		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
+	}
+	var cms corev1.ConfigMapList
+	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
+		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
+	}
+}
+
+// memberConfig returns the admin kubeconfig of member with its cluster, user and context renamed
+// to contextName.
+func memberConfig(t *testing.T, member, contextName string) *clientcmdapi.Config {
+	t.Helper()
+	return renamed(t, fleet.Member(member).Kubeconfig(), member, contextName)
+}
+
+// serviceAccountConfig returns a ServiceAccount token kubeconfig of member (read access to
+// namespaces and ConfigMaps) with its entries renamed to contextName.
+func serviceAccountConfig(t *testing.T, member, contextName string) *clientcmdapi.Config {
+	t.Helper()
+	data, err := fleet.Member(member).ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renamed(t, data, member, contextName)
+}
+
+func renamed(t *testing.T, data []byte, from, to string) *clientcmdapi.Config {
+	t.Helper()
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := clientcmdapi.NewConfig()
+	out.Clusters[to] = cfg.Clusters[from]
+	out.AuthInfos[to] = cfg.AuthInfos[from]
+	out.Contexts[to] = &clientcmdapi.Context{Cluster: to, AuthInfo: to}
+	out.CurrentContext = to
+	return out
+}
+
+// merged combines kubeconfigs (with distinct entry names) into one document.
+func merged(t *testing.T, cfgs ...*clientcmdapi.Config) []byte {
+	t.Helper()
+	out := clientcmdapi.NewConfig()
+	for _, c := range cfgs {
+		for k, v := range c.Clusters {
+			out.Clusters[k] = v
+		}
+		for k, v := range c.AuthInfos {
+			out.AuthInfos[k] = v
+		}
+		for k, v := range c.Contexts {
+			out.Contexts[k] = v
+		}
+		if out.CurrentContext == "" {
+			out.CurrentContext = c.CurrentContext
+		}
+	}
+	data, err := clientcmd.Write(*out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// writeAtomic replaces path with data the way careful tools do: a temporary file renamed over it.
+func writeAtomic(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logBuffer collects log lines for assertions.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.lines = append(b.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+// find returns the first line that contains every part.
+func (b *logBuffer) find(parts ...string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return l, nil
+		}
+	}
+	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
+}

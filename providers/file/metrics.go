@@ -1,0 +1,53 @@
+package file
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/kubeconfig"
+)
+
+var (
+	// LoadErrors counts failed reads of kubeconfig files and contexts, by file and reason. A file
+	// that stays broken counts once per scan (on every change in its directory, and every
+	// Options.ResyncPeriod), so its rate shows that it is still broken.
+	LoadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcr_file_provider_load_errors_total",
+		Help: "Number of failed loads of kubeconfig files or contexts by the file provider, by file and reason.",
+	}, []string{"file", "reason"})
+
+	// BrokenFiles is the number of kubeconfig files (or configured paths) that cannot be used at
+	// the moment, summed over the file providers of the process.
+	BrokenFiles = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_file_provider_broken_files",
+		Help: "Number of kubeconfig files or configured paths the file provider cannot use at the moment.",
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles)
+}
+
+// Reasons of mcr_file_provider_load_errors_total besides those of kubeconfig.Reason.
+const (
+	reasonEmpty    = "EmptyFile"
+	reasonNotFound = "FileNotFound"
+	reasonIO       = "ReadError"
+)
+
+// reason classifies a load error for the metric.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, errEmptyFile):
+		return reasonEmpty
+	case errors.Is(err, fs.ErrNotExist):
+		return reasonNotFound
+	}
+	if r := kubeconfig.Reason(err); r != "" {
+		return r
+	}
+	return reasonIO
+}
