@@ -1,0 +1,432 @@
+package clusterapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 is supported on purpose (Options.APIVersion).
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/providers/clusterapi"
+)
+
+// The test binary shares one fleet: "mgmt" is the Cluster API management cluster with the real
+// Cluster CRD installed, east, west and north are workload clusters. The conformance suite uses
+// all three workload clusters, the package's own tests east and west.
+var (
+	fleet  *envtest.Fleet
+	mgmt   client.Client
+	scheme = runtime.NewScheme()
+)
+
+func TestMain(m *testing.M) {
+	// Tests that look at logs pass their own logger.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, clusterv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"mgmt", "east", "west", "north"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fleet = f
+	defer func() {
+		if err := f.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+
+	webhook, caPEM := startConversionWebhook(scheme)
+	defer webhook.Close()
+	hostCfg := fleet.Member("mgmt").Config()
+	if err := installClusterCRD(ctx, hostCfg, webhook.URL+"/convert", caPEM); err != nil {
+		fmt.Fprintln(os.Stderr, "installing the Cluster API CRDs:", err)
+		return 1
+	}
+	mgmt, err = client.New(hostCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// waitTimeout bounds every wait for the provider to catch up with a change.
+const waitTimeout = time.Minute
+
+// eventually polls cond until it returns nil, failing the test with its last error after
+// waitTimeout.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// namespace creates a namespace of its own on the management cluster for the test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%s", nsCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 50 {
+		name = strings.TrimRight(name[:50], "-")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := mgmt.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+var nsCounter atomic.Int64
+
+// engagement is one Engage call seen by a recorder.
+type engagement struct {
+	cluster cluster.Cluster
+	ctx     context.Context
+}
+
+// recorder is an Aware that remembers every engagement.
+type recorder struct {
+	mu      sync.Mutex
+	current map[multicluster.ClusterName]*engagement
+	count   map[multicluster.ClusterName]int
+}
+
+func newRecorder() *recorder {
+	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
+}
+
+func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.current[name] = &engagement{cluster: cl, ctx: ctx}
+	r.count[name]++
+	return nil
+}
+
+// engaged returns the names whose latest engagement is alive, sorted.
+func (r *recorder) engaged() []multicluster.ClusterName {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []multicluster.ClusterName
+	for name, e := range r.current {
+		if e.ctx.Err() == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current[name], r.count[name]
+}
+
+// started is a running provider.
+type started struct {
+	provider *clusterapi.Provider
+	rec      *recorder
+	logs     *logBuffer
+}
+
+// start runs a provider on the management cluster, restricted to ns, until the test ends.
+func start(t *testing.T, ns string, opts clusterapi.Options) *started {
+	t.Helper()
+	logs := &logBuffer{}
+	if len(opts.Namespaces) == 0 {
+		opts.Namespaces = []string{ns}
+	}
+	if opts.CacheSyncTimeout == 0 {
+		opts.CacheSyncTimeout = 20 * time.Second
+	}
+	if opts.RetryMinDelay == 0 {
+		opts.RetryMinDelay = 100 * time.Millisecond
+		opts.RetryMaxDelay = 2 * time.Second
+	}
+	opts.Log = logs.logger()
+	p, err := clusterapi.New(fleet.Member("mgmt").Config(), opts)
+	if err != nil {
+		t.Fatalf("clusterapi.New: %v", err)
+	}
+	return runProvider(t, p, logs)
+}
+
+// runProvider starts p with a recorder until the test ends.
+func runProvider(t *testing.T, p *clusterapi.Provider, logs *logBuffer) *started {
+	t.Helper()
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, rec) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Start returned: %v", err)
+			}
+		case <-time.After(waitTimeout):
+			t.Errorf("Start did not return within %s of its context ending", waitTimeout)
+		}
+	})
+	return &started{provider: p, rec: rec, logs: logs}
+}
+
+// waitEngaged waits until name is engaged (recorder and Get agree) and returns the engagement.
+func (s *started) waitEngaged(t *testing.T, name multicluster.ClusterName) *engagement {
+	t.Helper()
+	var e *engagement
+	eventually(t, fmt.Sprintf("cluster %q engaged", name), func() error {
+		e, _ = s.rec.get(name)
+		if e == nil || e.ctx.Err() != nil {
+			return fmt.Errorf("not engaged; engaged: %v", s.rec.engaged())
+		}
+		cl, err := s.provider.Get(context.Background(), name)
+		if err != nil {
+			return err
+		}
+		if cl != e.cluster {
+			return errors.New("Get returns another instance than the engaged one")
+		}
+		return nil
+	})
+	return e
+}
+
+// waitDisengaged waits until the engage context of e ends and Get reports the name missing.
+func (s *started) waitDisengaged(t *testing.T, name multicluster.ClusterName, e *engagement) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("cluster %q disengaged", name), func() error {
+		if e.ctx.Err() == nil {
+			return errors.New("engage context still alive")
+		}
+		if _, err := s.provider.Get(context.Background(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {
+			return fmt.Errorf("Get: %v, want ErrClusterNotFound", err)
+		}
+		return nil
+	})
+}
+
+// waitDecided waits until the provider has logged that it does not engage name for why (the
+// end of a sync), so that a test can then check that nothing was engaged.
+func (s *started) waitDecided(t *testing.T, name multicluster.ClusterName, why string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("provider decides about %q: %s", name, why), func() error {
+		_, err := s.logs.find(`"cluster"="`+string(name)+`"`, "Cluster not engaged: "+why)
+		return err
+	})
+}
+
+// requireReaches fails unless the engaged cluster of name talks to member.
+func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
+	t.Helper()
+	cl, err := s.provider.Get(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", name, err)
+	}
+	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
+		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
+	}
+	var cms corev1.ConfigMapList
+	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
+		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
+	}
+}
+
+// capiCluster is a Cluster API Cluster of the management cluster in the tests.
+type capiCluster struct {
+	ns, name string
+}
+
+func (c capiCluster) clusterName() multicluster.ClusterName {
+	return clusterapi.ClusterName(c.ns, c.name)
+}
+
+func (c capiCluster) key() client.ObjectKey { return client.ObjectKey{Namespace: c.ns, Name: c.name} }
+
+// newCluster creates a v1beta2 Cluster, not yet initialized, with the given infrastructure kind
+// and labels.
+func newCluster(t *testing.T, ns, name, infraKind string, labels map[string]string) capiCluster {
+	t.Helper()
+	obj := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: clusterv1.ClusterSpec{
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: "infrastructure.cluster.x-k8s.io", Kind: infraKind, Name: name,
+			},
+		},
+	}
+	if err := mgmt.Create(t.Context(), obj); err != nil {
+		t.Fatalf("creating Cluster %s/%s: %v", ns, name, err)
+	}
+	return capiCluster{ns: ns, name: name}
+}
+
+// setInitialized sets status.initialization.controlPlaneInitialized through the status
+// subresource, as the Cluster API core controller does.
+func setInitialized(t *testing.T, c capiCluster, initialized bool) {
+	t.Helper()
+	eventually(t, "updating the status of "+c.name, func() error {
+		obj := &clusterv1.Cluster{}
+		if err := mgmt.Get(t.Context(), c.key(), obj); err != nil {
+			return err
+		}
+		obj.Status.Initialization.ControlPlaneInitialized = ptr.To(initialized)
+		return mgmt.Status().Update(t.Context(), obj)
+	})
+}
+
+// writeKubeconfig creates or updates the kubeconfig Secret of c the way a control plane
+// provider does.
+func writeKubeconfig(t *testing.T, c capiCluster, kubeconfig []byte) {
+	t.Helper()
+	if err := writeKubeconfigSecret(t.Context(), c.ns, c.name, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeKubeconfigSecret(ctx context.Context, ns, name string, kubeconfig []byte) error {
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns,
+			Name:      clusterapi.KubeconfigSecretName(name),
+			Labels:    map[string]string{clusterapi.ClusterNameLabel: name},
+		},
+		Type: clusterv1.ClusterSecretType,
+		Data: map[string][]byte{clusterapi.KubeconfigDataKey: kubeconfig},
+	}
+	err := mgmt.Create(ctx, s)
+	if apierrors.IsAlreadyExists(err) {
+		err = mgmt.Update(ctx, s)
+	}
+	if err != nil {
+		return fmt.Errorf("writing kubeconfig Secret of %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// readyCluster creates a ready Cluster whose kubeconfig points at member.
+func readyCluster(t *testing.T, ns, name, member string) capiCluster {
+	t.Helper()
+	c := capiCluster{ns: ns, name: name}
+	writeKubeconfig(t, c, fleet.Member(member).Kubeconfig())
+	newCluster(t, ns, name, "DockerCluster", nil)
+	setInitialized(t, c, true)
+	return c
+}
+
+// events returns the notes of the Events of the given reason recorded on c.
+func events(ctx context.Context, c capiCluster, reason string) ([]string, error) {
+	var list eventsv1.EventList
+	if err := mgmt.List(ctx, &list, client.InNamespace(c.ns)); err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Cluster" && e.Regarding.Name == c.name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes, nil
+}
+
+// waitEvent waits for an Event of reason on c whose note contains every part, and returns it.
+func waitEvent(t *testing.T, c capiCluster, reason string, parts ...string) string {
+	t.Helper()
+	var found string
+	eventually(t, fmt.Sprintf("Event %s on Cluster %s", reason, c.name), func() error {
+		notes, err := events(t.Context(), c, reason)
+		if err != nil {
+			return err
+		}
+	notes:
+		for _, n := range notes {
+			for _, p := range parts {
+				if !strings.Contains(n, p) {
+					continue notes
+				}
+			}
+			found = n
+			return nil
+		}
+		return fmt.Errorf("no matching Event; notes of reason %s: %q", reason, notes)
+	})
+	return found
+}
+
+// logBuffer collects log lines for assertions.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.lines = append(b.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+// find returns the first line that contains every part.
+func (b *logBuffer) find(parts ...string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return l, nil
+		}
+	}
+	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
+}
