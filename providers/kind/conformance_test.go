@@ -1,0 +1,62 @@
+package kind_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"mcr.dev/conformance"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/providers/kind"
+	"mcr.dev/providers/kind/internal/standin"
+)
+
+// TestConformance runs the mcr conformance suite against the provider through the real kind
+// library: every member is a stand-in kind cluster named after the member, whose admin.conf
+// carries the member's credentials (a ServiceAccount token) and whose published API server
+// port is the member's apiserver. Rotating credentials is what `kind delete cluster` and `kind
+// create cluster` under the same name amount to: the same name with a new kubeconfig. A
+// no-op update adds or removes a worker node container, which changes what the engine lists
+// but not the kubeconfig.
+func TestConformance(t *testing.T) {
+	kc := useStandIn(t)
+	t.Setenv(standin.TraceEnv, "") // the suite makes thousands of calls; no need to keep them
+
+	harness := &conformance.KubeconfigHarness{
+		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
+		Provider: func(context.Context) (multicluster.Provider, error) {
+			// A poll every second keeps the suite quick without flooding the stand-in: each poll
+			// runs about eight engine commands per cluster, and the Scale test has thirty.
+			return kind.New(kind.Options{PollInterval: time.Second}), nil
+		},
+		Write: func(_ context.Context, name string, kubeconfig []byte) error {
+			return kc.Create(name, kubeconfig)
+		},
+		Delete: func(_ context.Context, name string) error {
+			return kc.Delete(name)
+		},
+		Update: func(_ context.Context, name string) error {
+			return kc.Update(name, func(c *standin.Cluster) {
+				worker := standin.Node{Name: name + "-worker", Role: standin.RoleWorker}
+				if i := slices.IndexFunc(c.Nodes, func(n standin.Node) bool { return n.Name == worker.Name }); i >= 0 {
+					c.Nodes = slices.Delete(c.Nodes, i, i+1)
+				} else {
+					c.Nodes = append(c.Nodes, worker)
+				}
+			})
+		},
+	}
+
+	conformance.Run(t, harness, conformance.Options{
+		Features: []conformance.Feature{
+			conformance.CredentialRotation,
+			conformance.EngageErrorRecovery,
+			conformance.Scale,
+		},
+		Implementation: conformance.Implementation{
+			Organization: "mcr",
+			Project:      "mcr.dev/providers/kind",
+		},
+	})
+}

@@ -1,0 +1,350 @@
+package kind_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/providers/kind"
+	"mcr.dev/providers/kind/internal/kindtest"
+	"mcr.dev/providers/kind/internal/standin"
+)
+
+// fleet is shared by the tests of this package: starting apiservers is the slow part. Stand-in
+// kind clusters point at its members.
+var fleet *envtest.Fleet
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	// Tests that look at logs pass their own logger.
+	ctrllog.SetLogger(logr.Discard())
+
+	// Every `docker` the kind library runs is the stand-in from here on. Each test points it at
+	// a state directory of its own (useStandIn).
+	bin, err := os.MkdirTemp("", "mcr-kind-standin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(bin)
+	if err := kindtest.Install(bin, bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The container engine is chosen by detection, which finds the stand-in as docker.
+	os.Unsetenv("KIND_EXPERIMENTAL_PROVIDER")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"east", "west", "north"}})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fleet = f
+	defer func() {
+		if err := f.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	return m.Run()
+}
+
+// waitTimeout bounds every wait for the provider to catch up with a change.
+const waitTimeout = time.Minute
+
+// useStandIn gives the test an empty kind installation of its own, and checks when the test
+// ends that the kind library made no docker call the stand-in does not serve. Tests that call it
+// must not run in parallel: the stand-in's state directory is in the process environment.
+func useStandIn(t *testing.T) kindtest.Clusters {
+	t.Helper()
+	state := standin.State{Dir: t.TempDir()}
+	t.Setenv(standin.StateDirEnv, state.Dir)
+	t.Setenv(standin.TraceEnv, "1") // calls.log tells tests when the provider looked again
+	t.Cleanup(func() {
+		calls, err := state.Unsupported()
+		if err != nil {
+			t.Error(err)
+		}
+		if len(calls) > 0 {
+			t.Errorf("the kind library made docker calls the stand-in does not serve:\n%s", strings.Join(calls, "\n"))
+		}
+	})
+	return kindtest.Clusters{State: state}
+}
+
+// create makes a stand-in kind cluster served by the member's apiserver with admin credentials.
+func create(t *testing.T, kc kindtest.Clusters, name, member string) {
+	t.Helper()
+	if err := kc.Create(name, fleet.Member(member).Kubeconfig()); err != nil {
+		t.Fatalf("creating kind cluster %q: %v", name, err)
+	}
+}
+
+// calls counts the docker calls so far whose command line contains every part.
+func calls(t *testing.T, kc kindtest.Clusters, parts ...string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(kc.State.Dir, "calls.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if containsAll(l, parts) {
+			n++
+		}
+	}
+	return n
+}
+
+// kubeconfigRead is the docker call with which kind reads the kubeconfig of a cluster.
+func kubeconfigRead(name string) []string {
+	return []string{"exec --privileged " + name + "-control-plane cat " + standin.AdminConfPath}
+}
+
+// listCall is the docker call with which kind lists the clusters.
+var listCall = []string{`ps -a --filter label=io.x-k8s.kind.cluster --format {{.Label "io.x-k8s.kind.cluster"}}`}
+
+// waitCalls waits until n more docker calls that contain every part have been made: proof that
+// the provider looked again, without guessing how long that takes.
+func waitCalls(t *testing.T, kc kindtest.Clusters, n int, parts ...string) {
+	t.Helper()
+	target := calls(t, kc, parts...) + n
+	eventually(t, fmt.Sprintf("%d more docker calls %q", n, parts), func() error {
+		if got := calls(t, kc, parts...); got < target {
+			return fmt.Errorf("%d of %d", got, target)
+		}
+		return nil
+	})
+}
+
+// engagement is one Engage call seen by a recorder.
+type engagement struct {
+	cluster cluster.Cluster
+	ctx     context.Context
+}
+
+// recorder is an Aware that remembers the latest engagement of each name.
+type recorder struct {
+	mu      sync.Mutex
+	current map[multicluster.ClusterName]*engagement
+	count   map[multicluster.ClusterName]int
+}
+
+func newRecorder() *recorder {
+	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
+}
+
+func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.current[name] = &engagement{cluster: cl, ctx: ctx}
+	r.count[name]++
+	return nil
+}
+
+// engaged returns the names whose latest engagement is still alive, sorted.
+func (r *recorder) engaged() []multicluster.ClusterName {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []multicluster.ClusterName
+	for name, e := range r.current {
+		if e.ctx.Err() == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current[name], r.count[name]
+}
+
+// started is a running provider.
+type started struct {
+	provider *kind.Provider
+	rec      *recorder
+	stop     func()
+}
+
+// start runs a provider for opts until the test ends (or stop is called), with short intervals.
+func start(t *testing.T, opts kind.Options) *started {
+	t.Helper()
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 300 * time.Millisecond
+	}
+	if opts.CacheSyncTimeout == 0 {
+		opts.CacheSyncTimeout = 20 * time.Second
+	}
+	p := kind.New(opts)
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, rec) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Start returned: %v", err)
+				}
+			case <-time.After(waitTimeout):
+				t.Errorf("Start did not return within %s of its context ending", waitTimeout)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &started{provider: p, rec: rec, stop: stop}
+}
+
+// eventually polls cond until it returns nil, failing the test with its last error after
+// waitTimeout.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// waitEngaged waits until exactly names are engaged, and visible to Get.
+func (s *started) waitEngaged(t *testing.T, names ...multicluster.ClusterName) {
+	t.Helper()
+	slices.Sort(names)
+	eventually(t, fmt.Sprintf("engaged clusters %v", names), func() error {
+		if got := s.rec.engaged(); !slices.Equal(got, names) {
+			return fmt.Errorf("engaged: %v", got)
+		}
+		for _, name := range names {
+			if _, err := s.provider.Get(context.Background(), name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// current returns the live engagement of name, failing the test if there is none.
+func (s *started) current(t *testing.T, name multicluster.ClusterName) *engagement {
+	t.Helper()
+	e, _ := s.rec.get(name)
+	if e == nil || e.ctx.Err() != nil {
+		t.Fatalf("cluster %q is not engaged", name)
+	}
+	return e
+}
+
+// requireUntouched fails unless e is still the live engagement of name: same instance, context
+// alive, no Engage since, and Get returns it.
+func (s *started) requireUntouched(t *testing.T, name multicluster.ClusterName, e *engagement) {
+	t.Helper()
+	if now, _ := s.rec.get(name); now != e {
+		t.Errorf("cluster %q was engaged again, although it did not change", name)
+	}
+	if err := e.ctx.Err(); err != nil {
+		t.Errorf("cluster %q was disengaged (%v), although it did not change", name, err)
+	}
+	if got, err := s.provider.Get(context.Background(), name); err != nil || got != e.cluster {
+		t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
+	}
+}
+
+// requireReaches fails unless the engaged cluster of name talks to member: it lists ConfigMaps
+// through the cluster's own client, uncached, against the real apiserver.
+func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
+	t.Helper()
+	cl, err := s.provider.Get(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", name, err)
+	}
+	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
+		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
+	}
+	var cms corev1.ConfigMapList
+	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
+		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
+	}
+}
+
+// logBuffer collects log lines for assertions.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.lines = append(b.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+// find returns the first line that contains every part.
+func (b *logBuffer) find(parts ...string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		if containsAll(l, parts) {
+			return l, nil
+		}
+	}
+	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
+}
+
+// all returns every line that contains every part.
+func (b *logBuffer) all(parts ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.lines {
+		if containsAll(l, parts) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
