@@ -1,0 +1,67 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+)
+
+// newSecretProvider stands for the constructor of the provider under test: here, a provider
+// that engages one cluster per kubeconfig Secret in a namespace of a host cluster.
+var newSecretProvider func(host *rest.Config, namespace string) (multicluster.Provider, error)
+
+// The whole harness of a provider whose source of truth is kubeconfig Secrets: a fleet of real
+// apiservers backs the members, and the harness writes and deletes one Secret per member. In a
+// provider module, the fleet comes from envtest.StartForTest and the last lines are the body of
+// TestConformance in conformance_test.go.
+func Example() {
+	fleet, err := envtest.Start(context.Background(), envtest.Options{Members: []string{"host", "m1", "m2", "m3"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = fleet.Stop() }()
+	host, err := client.New(fleet.Member("host").Config(), client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	secret := func(name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	}
+	harness := &conformance.KubeconfigHarness{
+		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2"), fleet.Member("m3")),
+		Provider: func(context.Context) (multicluster.Provider, error) {
+			return newSecretProvider(fleet.Member("host").Config(), "default")
+		},
+		Write: func(ctx context.Context, name string, kubeconfig []byte) error {
+			s := secret(name)
+			_, err := controllerutil.CreateOrUpdate(ctx, host, s, func() error {
+				s.Data = map[string][]byte{"kubeconfig": kubeconfig}
+				return nil
+			})
+			return err
+		},
+		Delete: func(ctx context.Context, name string) error {
+			return client.IgnoreNotFound(host.Delete(ctx, secret(name)))
+		},
+	}
+	testConformance := func(t *testing.T) {
+		conformance.Run(t, harness, conformance.Options{
+			Features:       []conformance.Feature{conformance.CredentialRotation, conformance.Scale},
+			Implementation: conformance.Implementation{Organization: "acme", Project: "secret-provider", Version: "v0.1.0"},
+		})
+	}
+	_ = testConformance
+}

@@ -1,0 +1,78 @@
+package reference
+
+import (
+	"context"
+	"fmt"
+
+	"mcr.dev/conformance"
+	"mcr.dev/core/multicluster"
+)
+
+// Harness is the conformance harness of the reference provider: members are fleet members whose
+// kubeconfigs live in an Inventory shared by every provider instance of a test.
+type Harness struct {
+	Fleet     *conformance.Fleet
+	Inventory *Inventory
+	Faults    Faults
+}
+
+var (
+	_ conformance.Harness           = &Harness{}
+	_ conformance.CredentialRotator = &Harness{}
+	_ conformance.ReadinessToggler  = &Harness{}
+)
+
+// NewHarness returns a harness over fleet with a fresh inventory; faults break the provider.
+func NewHarness(fleet *conformance.Fleet, faults Faults) *Harness {
+	return &Harness{Fleet: fleet, Inventory: NewInventory(), Faults: faults}
+}
+
+// NewProvider returns a reference provider with the harness's faults. Whatever a fault leaves
+// running is stopped when ctx ends.
+func (h *Harness) NewProvider(ctx context.Context) (multicluster.Provider, error) {
+	p := New(h.Inventory, h.Faults)
+	context.AfterFunc(ctx, p.Close)
+	return p, nil
+}
+
+// CreateMember adds a fleet member and puts its kubeconfig into the inventory.
+func (h *Harness) CreateMember(ctx context.Context, name string) (conformance.Member, error) {
+	fm, err := h.Fleet.Add(ctx, name)
+	if err != nil {
+		return conformance.Member{}, err
+	}
+	h.Inventory.Put(name, fm.Kubeconfig())
+	return fm.Member(multicluster.ClusterName(name)), nil
+}
+
+// UpdateMember writes the member's entry again, unchanged.
+func (h *Harness) UpdateMember(_ context.Context, m conformance.Member) error {
+	h.Inventory.Touch(m.ID)
+	return nil
+}
+
+// DeleteMember removes the member from the inventory and revokes its credentials.
+func (h *Harness) DeleteMember(ctx context.Context, m conformance.Member) error {
+	h.Inventory.Delete(m.ID)
+	return h.Fleet.Remove(ctx, m.ID)
+}
+
+// RotateCredentials gives the member new credentials and puts them into the inventory.
+func (h *Harness) RotateCredentials(ctx context.Context, m conformance.Member) (func(context.Context) error, error) {
+	fm := h.Fleet.Get(m.ID)
+	if fm == nil {
+		return nil, fmt.Errorf("no fleet member %q", m.ID)
+	}
+	revoke, err := fm.Rotate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.Inventory.Put(m.ID, fm.Kubeconfig())
+	return revoke, nil
+}
+
+// SetReady changes the member's readiness in the inventory.
+func (h *Harness) SetReady(_ context.Context, m conformance.Member, ready bool) error {
+	h.Inventory.SetReady(m.ID, ready)
+	return nil
+}

@@ -1,0 +1,44 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
+)
+
+// fleet is shared by every test of this binary: one etcd, a manager host, a host for namespace
+// providers and three apiservers for members.
+var fleet *envtest.Fleet
+
+// newFleet returns a conformance Fleet over the member apiservers. Each harness gets its own,
+// so that the members of one run get distinct apiservers even while other runs are going on.
+func newFleet() *conformance.Fleet {
+	return conformance.NewFleet(fleet.Member("s0"), fleet.Member("s1"), fleet.Member("s2"))
+}
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	fleet, err = envtest.Start(context.Background(), envtest.Options{Members: []string{"host", "ns-host", "s0", "s1", "s2"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the envtest fleet:", err)
+		return 1
+	}
+	defer func() {
+		if err := fleet.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the envtest fleet:", err)
+		}
+	}()
+	return m.Run()
+}

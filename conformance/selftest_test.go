@@ -1,0 +1,275 @@
+package conformance_test
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"mcr.dev/conformance"
+	"mcr.dev/conformance/internal/reference"
+)
+
+// selfTestOptions claim every feature and use a short stability window. The reference
+// provider gets generous waits; broken providers get tight ones, because their failing tests
+// wait for things that never happen and the self-test must stay fast. A correct provider
+// engages a member within a second or two even with several runs in parallel.
+func selfTestOptions(mode conformance.Mode, broken bool) conformance.Options {
+	o := conformance.Options{
+		Features:      conformance.ExtendedFeatures(),
+		Mode:          mode,
+		ManagerConfig: fleet.Member("host").Config(),
+		Timeouts: conformance.Timeouts{
+			Engage: 30 * time.Second, Disengage: 15 * time.Second, Stable: 2 * time.Second,
+			Stop: 15 * time.Second, Settle: 20 * time.Second, Scale: 90 * time.Second,
+		},
+		ScaleMembers: 24,
+	}
+	if broken {
+		o.ScaleMembers = 12
+		o.Timeouts = conformance.Timeouts{
+			Engage: 12 * time.Second, Disengage: 8 * time.Second, Stable: 1500 * time.Millisecond,
+			Stop: 8 * time.Second, Settle: 10 * time.Second, Scale: 30 * time.Second,
+		}
+	}
+	return o
+}
+
+// TestReferenceProviderPassesEverything runs in parallel with the broken providers, so it leaves
+// out the process-wide NoGoroutineLeak, which TestBrokenProvidersLeak runs alone for it.
+func TestReferenceProviderPassesEverything(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []conformance.Mode{conformance.ModeDirect, conformance.ModeManager} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := reference.NewHarness(newFleet(), reference.Faults{})
+			o := selfTestOptions(mode, false)
+			o.Skip = []string{conformance.NoGoroutineLeak}
+			results, rep, err := conformance.RunTests(t.Context(), h, o, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + rep.Markdown())
+			for _, r := range results {
+				if r.Result != conformance.Passed && r.ID != conformance.NoGoroutineLeak {
+					t.Errorf("%s: %s: %s", r.ID, r.Result, r.Message)
+				}
+			}
+			data, err := rep.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := conformance.Verify(data); err != nil {
+				t.Errorf("the report of the reference provider does not verify: %v", err)
+			}
+		})
+	}
+}
+
+// brokenProvider is a deliberately broken variant of the reference provider and the tests it
+// must fail: exactly these, all of them "failed", and every other test "passed".
+type brokenProvider struct {
+	name    string
+	faults  reference.Faults
+	catches string
+	fails   []string
+	// manager also runs the variant under a real mcr manager, where it must fail the same tests.
+	manager bool
+}
+
+// brokenProviders pins what each deliberate bug fails. Several tests share a cause on purpose:
+// e.g. a provider that never disengages deleted members also fails the tests that delete
+// members to do something else.
+var brokenProviders = []brokenProvider{
+	{name: "DoubleEngage", faults: reference.Faults{DoubleEngage: true},
+		catches: "engages a new member twice, with two cluster instances",
+		fails:   []string{conformance.EngageOnAdd}},
+	{name: "IgnorePreexisting", faults: reference.Faults{IgnorePreexisting: true},
+		catches: "ignores members that exist at Start (multicluster-runtime PR #49)",
+		fails:   []string{conformance.EngagePreexisting, conformance.IndexFutureClusters, conformance.NameStability}},
+	{name: "CopyOnGet", faults: reference.Faults{CopyOnGet: true}, manager: true,
+		catches: "Get returns a new wrapper instead of the engaged cluster",
+		fails:   []string{conformance.GetReturnsEngaged, conformance.ScaleEngageDisengage}},
+	{name: "ReconcileContext", faults: reference.Faults{ReconcileContext: true},
+		catches: "engages with a context that ends with the engaging reconcile",
+		fails:   []string{conformance.EngageContextLifetime, conformance.NoReengageOnUpdate}},
+	{name: "ReengageOnUpdate", faults: reference.Faults{ReengageOnUpdate: true},
+		catches: "engages a new cluster on every write of the member's entry",
+		fails:   []string{conformance.NoReengageOnUpdate}},
+	{name: "KeepOnDelete", faults: reference.Faults{KeepOnDelete: true}, manager: true,
+		catches: "never disengages deleted members",
+		fails: []string{conformance.DisengageOnDelete, conformance.ConcurrentGet, conformance.NoGoroutineLeak,
+			conformance.ScaleEngageDisengage}},
+	{name: "StaleGet", faults: reference.Faults{StaleGet: true},
+		catches: "keeps serving disengaged clusters from Get (multicluster-runtime PR #143)",
+		fails: []string{conformance.DisengageOnDelete, conformance.DisengageWhenUnready, conformance.ReengageWhenReady,
+			conformance.ScaleEngageDisengage}},
+	{name: "NilBeforeStart", faults: reference.Faults{NilBeforeStart: true},
+		catches: "Get returns (nil, nil) before Start",
+		fails:   []string{conformance.NotFoundForUnknown}},
+	{name: "IndexOnlyExisting", faults: reference.Faults{IndexOnlyExisting: true},
+		catches: "IndexField reaches only the clusters engaged at the time",
+		fails:   []string{conformance.IndexFutureClusters}},
+	{name: "IndexOnlyFuture", faults: reference.Faults{IndexOnlyFuture: true},
+		catches: "IndexField reaches only clusters engaged later",
+		fails:   []string{conformance.IndexExistingClusters, conformance.IndexFutureClusters, conformance.IndexIsolation}},
+	{name: "IndexTwice", faults: reference.Faults{IndexTwice: true},
+		catches: "applies indexes recorded before Start twice (multicluster-runtime PR #180)",
+		fails:   []string{conformance.IndexFutureClusters}},
+	{name: "FleetWideList", faults: reference.Faults{FleetWideList: true},
+		catches: "an indexed List returns the objects of every cluster",
+		fails:   []string{conformance.IndexIsolation}},
+	{name: "RenameOnRestart", faults: reference.Faults{RenameOnRestart: true},
+		catches: "names clusters differently after a restart",
+		fails:   []string{conformance.NameStability}},
+	{name: "TransientGetError", faults: reference.Faults{TransientGetError: true},
+		catches: "Get fails with an error other than ErrClusterNotFound while a member is being engaged",
+		fails:   []string{conformance.ConcurrentGet}},
+	{name: "ContextsOutliveStop", faults: reference.Faults{ContextsOutliveStop: true},
+		catches: "Start returns without ending the engage contexts",
+		fails:   []string{conformance.CleanStop}},
+	{name: "LeakyDisengage", faults: reference.Faults{LeakyDisengage: true},
+		catches: "ends the engage context on delete but never stops the cluster (milo-os PR #638)",
+		fails:   []string{conformance.NoGoroutineLeak}},
+	{name: "IgnoreReadiness", faults: reference.Faults{IgnoreReadiness: true},
+		catches: "keeps unready members engaged",
+		fails:   []string{conformance.DisengageWhenUnready, conformance.ReengageWhenReady}},
+	{name: "NoReengageWhenReady", faults: reference.Faults{NoReengageWhenReady: true},
+		catches: "never engages a member again once it was unready",
+		fails:   []string{conformance.ReengageWhenReady}},
+	{name: "IgnoreCredentialChange", faults: reference.Faults{IgnoreCredentialChange: true},
+		catches: "keeps the old cluster when the kubeconfig changes",
+		fails:   []string{conformance.ReengageOnCredentialRotation}},
+	{name: "RotationKeepsOld", faults: reference.Faults{RotationKeepsOld: true},
+		catches: "engages the new cluster after a rotation but leaves the old one engaged",
+		fails:   []string{conformance.ReengageOnCredentialRotation}},
+	{name: "NoRetry", faults: reference.Faults{NoRetry: true},
+		catches: "gives up on a member after a failed Engage",
+		fails:   []string{conformance.RetryAfterEngageError}},
+	{name: "NoCancelOnEngageError", faults: reference.Faults{NoCancelOnEngageError: true},
+		catches: "retries a failed Engage but leaves the failed context alive",
+		fails:   []string{conformance.RetryAfterEngageError}},
+	{name: "MaxClusters", faults: reference.Faults{MaxClusters: 8},
+		catches: "stops engaging members beyond a fixed number",
+		fails:   []string{conformance.ScaleEngageDisengage}},
+}
+
+// TestEveryTestCanFail checks that the broken providers cover the suite: every test is failed
+// by at least one of them.
+func TestEveryTestCanFail(t *testing.T) {
+	for _, test := range conformance.Tests() {
+		if !slices.ContainsFunc(brokenProviders, func(b brokenProvider) bool { return slices.Contains(b.fails, test.ID) }) {
+			t.Errorf("no broken provider fails %s", test.ID)
+		}
+	}
+}
+
+// brokenParallelism is how many broken providers run at once. Their tests mostly wait (for
+// things that do not happen, or for stability windows), so more than the CPU count is fine.
+const brokenParallelism = 8
+
+// TestBrokenProvidersFailExactlyTheirTests runs the whole suite, except the process-wide
+// NoGoroutineLeak, against every broken provider at once and checks the failing tests.
+// NoGoroutineLeak runs in TestBrokenProvidersLeak, one provider at a time.
+func TestBrokenProvidersFailExactlyTheirTests(t *testing.T) {
+	t.Parallel()
+	type run struct {
+		b       brokenProvider
+		mode    conformance.Mode
+		results []conformance.TestResult
+		err     error
+	}
+	var runs []*run
+	for _, b := range brokenProviders {
+		runs = append(runs, &run{b: b, mode: conformance.ModeDirect})
+		if b.manager {
+			runs = append(runs, &run{b: b, mode: conformance.ModeManager})
+		}
+	}
+	// The runs with the most failing tests (each waits out a timeout) start first, so that
+	// they do not all end up last.
+	slices.SortStableFunc(runs, func(a, b *run) int { return len(b.b.fails) - len(a.b.fails) })
+	sem := make(chan struct{}, brokenParallelism)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			o := selfTestOptions(r.mode, true)
+			o.Skip = []string{conformance.NoGoroutineLeak}
+			h := reference.NewHarness(newFleet(), r.b.faults)
+			logf := func(format string, args ...any) {
+				if testing.Verbose() {
+					t.Logf(r.b.name+"/"+string(r.mode)+": "+format, args...)
+				}
+			}
+			start := time.Now()
+			r.results, _, r.err = conformance.RunTests(t.Context(), h, o, logf)
+			t.Logf("%s/%s: done in %s", r.b.name, r.mode, time.Since(start).Round(time.Second))
+		})
+	}
+	wg.Wait()
+	for _, r := range runs {
+		t.Run(r.b.name+"/"+string(r.mode), func(t *testing.T) {
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			want := slices.DeleteFunc(slices.Clone(r.b.fails), func(id string) bool { return id == conformance.NoGoroutineLeak })
+			checkBroken(t, r.b, r.results, want, conformance.NoGoroutineLeak)
+		})
+	}
+}
+
+// TestBrokenProvidersLeak runs NoGoroutineLeak, which counts the goroutines of the whole
+// process, alone: against the reference provider and every broken provider expected to fail it.
+// It is not parallel, so Go runs it before the parallel tests of this package start.
+func TestBrokenProvidersLeak(t *testing.T) {
+	cases := []brokenProvider{{name: "Reference"}}
+	for _, b := range brokenProviders {
+		if slices.Contains(b.fails, conformance.NoGoroutineLeak) {
+			cases = append(cases, b)
+		}
+	}
+	for _, b := range cases {
+		t.Run(b.name, func(t *testing.T) {
+			h := reference.NewHarness(newFleet(), b.faults)
+			res, err := conformance.RunTest(t.Context(), h, selfTestOptions(conformance.ModeDirect, b.name != "Reference"), conformance.NoGoroutineLeak, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := conformance.Passed
+			if slices.Contains(b.fails, conformance.NoGoroutineLeak) {
+				want = conformance.Failed
+			}
+			if res.Result != want {
+				t.Errorf("NoGoroutineLeak: %s, want %s: %s", res.Result, want, res.Message)
+			}
+		})
+	}
+}
+
+// checkBroken compares the results of a broken provider with the tests it must fail; tests in
+// ignore were not run.
+func checkBroken(t *testing.T, b brokenProvider, results []conformance.TestResult, want []string, ignore ...string) {
+	t.Helper()
+	var got []string
+	for _, r := range results {
+		if slices.Contains(ignore, r.ID) {
+			continue
+		}
+		switch r.Result {
+		case conformance.Passed:
+		case conformance.Failed:
+			got = append(got, r.ID)
+			if !slices.Contains(want, r.ID) {
+				t.Errorf("%s (%s) failed %s, which it must pass: %s", b.name, b.catches, r.ID, r.Message)
+			}
+		default:
+			t.Errorf("%s (%s): %s is %s, want passed or failed: %s", b.name, b.catches, r.ID, r.Result, r.Message)
+		}
+	}
+	for _, id := range want {
+		if !slices.Contains(got, id) {
+			t.Errorf("%s (%s) passed %s, which it must fail", b.name, b.catches, id)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package conformance
+
+import "slices"
+
+// Test is one conformance test: a rule of the provider contract and the check that enforces it.
+// The list of tests is data: the docs page docs/conformance-tests.md, the report and Verify are
+// generated from it.
+type Test struct {
+	// ID is the test's stable name. IDs are never reused for a different rule.
+	ID string `json:"id"`
+	// Must is the rule, one sentence with MUST in it.
+	Must string `json:"must"`
+	// Feature is the feature the test needs: Core, or an extended feature the provider must
+	// claim for the test to run.
+	Feature Feature `json:"feature"`
+
+	run func(*spec)
+}
+
+// Test IDs. They are stable: reports and docs refer to them.
+const (
+	EngageOnAdd                  = "EngageOnAdd"
+	EngagePreexisting            = "EngagePreexisting"
+	GetReturnsEngaged            = "GetReturnsEngaged"
+	EngageContextLifetime        = "EngageContextLifetime"
+	NoReengageOnUpdate           = "NoReengageOnUpdate"
+	DisengageOnDelete            = "DisengageOnDelete"
+	NotFoundForUnknown           = "NotFoundForUnknown"
+	IndexExistingClusters        = "IndexExistingClusters"
+	IndexFutureClusters          = "IndexFutureClusters"
+	IndexIsolation               = "IndexIsolation"
+	NameStability                = "NameStability"
+	ConcurrentGet                = "ConcurrentGet"
+	CleanStop                    = "CleanStop"
+	NoGoroutineLeak              = "NoGoroutineLeak"
+	ReengageOnCredentialRotation = "ReengageOnCredentialRotation"
+	DisengageWhenUnready         = "DisengageWhenUnready"
+	ReengageWhenReady            = "ReengageWhenReady"
+	RetryAfterEngageError        = "RetryAfterEngageError"
+	ScaleEngageDisengage         = "ScaleEngageDisengage"
+)
+
+// catalog is the ordered list of tests; Tests returns copies.
+var catalog = []Test{
+	{ID: EngageOnAdd, Feature: Core, run: testEngageOnAdd,
+		Must: "A member added while the provider runs MUST be engaged exactly once, under the member's name, with a cluster that reaches that member."},
+	{ID: EngagePreexisting, Feature: Core, run: testEngagePreexisting,
+		Must: "Members that exist before the provider starts MUST be engaged after it starts."},
+	{ID: GetReturnsEngaged, Feature: Core, run: testGetReturnsEngaged,
+		Must: "Get MUST return the very cluster instance that was engaged under that name."},
+	{ID: EngageContextLifetime, Feature: Core, run: testEngageContextLifetime,
+		Must: "The engage context MUST stay alive while the member exists, also while other members come and go; it MUST NOT be scoped to a reconcile."},
+	{ID: NoReengageOnUpdate, Feature: Core, run: testNoReengageOnUpdate,
+		Must: "An update that does not change the member MUST NOT end its engage context or engage it again."},
+	{ID: DisengageOnDelete, Feature: Core, run: testDisengageOnDelete,
+		Must: "Deleting a member MUST end its engage context; Get MUST then return ErrClusterNotFound and the member MUST NOT be engaged again."},
+	{ID: NotFoundForUnknown, Feature: Core, run: testNotFoundForUnknown,
+		Must: "Get of an unknown name MUST return an error wrapping ErrClusterNotFound, before and after Start, and never (nil, nil)."},
+	{ID: IndexExistingClusters, Feature: Core, run: testIndexExistingClusters,
+		Must: "IndexField MUST apply the index to every cluster engaged when it is called."},
+	{ID: IndexFutureClusters, Feature: Core, run: testIndexFutureClusters,
+		Must: "Indexes added before Start or between engagements MUST apply to every cluster engaged later, each exactly once, without duplicate-index errors."},
+	{ID: IndexIsolation, Feature: Core, run: testIndexIsolation,
+		Must: "A field-indexed List on one cluster MUST return only that cluster's objects."},
+	{ID: NameStability, Feature: Core, run: testNameStability,
+		Must: "A new provider instance on the same source of truth (a restart) MUST engage every member under the same name, reaching the same member."},
+	{ID: ConcurrentGet, Feature: Core, run: testConcurrentGet,
+		Must: "Get MUST be safe to call concurrently with engagement and disengagement (race-free under -race) and return either a cluster or ErrClusterNotFound."},
+	{ID: CleanStop, Feature: Core, run: testCleanStop,
+		Must: "When its context ends, Start MUST return (nil or context.Canceled) and every engage context MUST be done."},
+	{ID: NoGoroutineLeak, Feature: Core, run: testNoGoroutineLeak,
+		Must: "Engaging and disengaging members repeatedly MUST NOT leave goroutines behind."},
+	{ID: ReengageOnCredentialRotation, Feature: CredentialRotation, run: testReengageOnCredentialRotation,
+		Must: "When a member's credentials change, the provider MUST end the old engage context and engage a new cluster that uses the new credentials and keeps working after the old ones are revoked."},
+	{ID: DisengageWhenUnready, Feature: MemberReadiness, run: testDisengageWhenUnready,
+		Must: "A member that becomes unready MUST be disengaged and MUST NOT be engaged while it stays unready."},
+	{ID: ReengageWhenReady, Feature: MemberReadiness, run: testReengageWhenReady,
+		Must: "A member that becomes ready again MUST be engaged again."},
+	{ID: RetryAfterEngageError, Feature: EngageErrorRecovery, run: testRetryAfterEngageError,
+		Must: "When Engage fails, the provider MUST end that engage context and retry until the member is engaged."},
+	{ID: ScaleEngageDisengage, Feature: Scale, run: testScaleEngageDisengage,
+		Must: "The provider MUST engage, and then disengage, dozens of members added and removed at once."},
+}
+
+// Tests returns the suite's tests in the order they run.
+func Tests() []Test {
+	out := slices.Clone(catalog)
+	for i := range out {
+		out[i].run = nil
+	}
+	return out
+}
+
+func testByID(id string) (Test, bool) {
+	for _, t := range catalog {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Test{}, false
+}

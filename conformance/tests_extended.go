@@ -1,0 +1,232 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"mcr.dev/core/multicluster"
+)
+
+func testReengageOnCredentialRotation(s *spec) {
+	rotator, ok := s.h.(CredentialRotator)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement CredentialRotator", CredentialRotation, s.h)
+	}
+	in := s.start()
+	m := s.create("rot")
+	old := s.waitEngaged(in, m)
+	s.expectReaches(old.cluster, m)
+
+	ctx, cancel := s.harnessCtx()
+	revokeOld, err := rotator.RotateCredentials(ctx, m)
+	cancel()
+	if err != nil {
+		s.erroredf("harness: rotating the credentials of %q: %v", m.ID, err)
+	}
+	var next *engagement
+	s.eventually(s.opts.Timeouts.Engage, func() error {
+		next = in.probe.latest(m.Name, old.seq)
+		if next == nil || sameCluster(next.cluster, old.cluster) {
+			return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
+		}
+		return nil
+	}, "a new cluster must be engaged as %q after its credentials changed", m.Name)
+	s.waitDone(old, s.opts.Timeouts.Disengage, "once a new cluster replaced it")
+
+	ctx, cancel = s.harnessCtx()
+	err = revokeOld(ctx)
+	cancel()
+	if err != nil {
+		s.erroredf("harness: revoking the old credentials of %q: %v", m.ID, err)
+	}
+	// The test only means something if the old credentials really stopped working.
+	s.eventuallyHarness(s.opts.Timeouts.Engage, func() error {
+		err := s.checkReaches(old.cluster.GetAPIReader(), m)
+		if err == nil {
+			return fmt.Errorf("the old credentials still work")
+		}
+		if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("the old credentials fail with %v, want Unauthorized or Forbidden", err)
+		}
+		return nil
+	}, "harness: revokeOld must make the old credentials of %q stop working", m.ID)
+	// Live requests (not the cache) prove that the new instance authenticates with the new
+	// credentials.
+	s.eventually(s.opts.Timeouts.Engage, func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
+		"the new cluster of %q must work with the new credentials after the old ones were revoked", m.Name)
+}
+
+func (s *spec) toggler() ReadinessToggler {
+	t, ok := s.h.(ReadinessToggler)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement ReadinessToggler", MemberReadiness, s.h)
+	}
+	return t
+}
+
+func (s *spec) setReady(m Member, ready bool) {
+	ctx, cancel := s.harnessCtx()
+	defer cancel()
+	if err := s.toggler().SetReady(ctx, m, ready); err != nil {
+		s.erroredf("harness: SetReady(%q, %t): %v", m.ID, ready, err)
+	}
+}
+
+// becomeUnready engages m, makes it unready and checks that it is disengaged for good.
+func (s *spec) becomeUnready(in *instance, m Member) {
+	e := s.waitEngaged(in, m)
+	s.setReady(m, false)
+	s.waitDone(e, s.opts.Timeouts.Disengage, "after its member became unready")
+	s.eventually(s.opts.Timeouts.Disengage, func() error { return checkNotFound(s.ctx, in, m.Name) },
+		"Get(%q) must return ErrClusterNotFound while the member is unready", m.Name)
+	mark := in.probe.mark()
+	s.consistently(func() error {
+		if in.probe.active(m.Name) != nil || in.probe.latest(m.Name, mark) != nil {
+			return fmt.Errorf("%q was engaged again while unready: %s", m.Name, in.probe.describe(m.Name))
+		}
+		return nil
+	}, "an unready member must stay disengaged")
+}
+
+func testDisengageWhenUnready(s *spec) {
+	s.toggler()
+	in := s.start()
+	m := s.create("unready")
+	s.becomeUnready(in, m)
+}
+
+func testReengageWhenReady(s *spec) {
+	s.toggler()
+	in := s.start()
+	m := s.create("ready")
+	first := s.waitEngaged(in, m)
+	s.setReady(m, false)
+	s.waitDone(first, s.opts.Timeouts.Disengage, "after its member became unready")
+	s.eventually(s.opts.Timeouts.Disengage, func() error { return checkNotFound(s.ctx, in, m.Name) },
+		"Get(%q) must return ErrClusterNotFound while the member is unready", m.Name)
+	mark := in.probe.mark()
+	s.setReady(m, true)
+	e := s.waitEngagedAfter(in, m, mark)
+	s.expectReaches(e.cluster, m)
+}
+
+func testRetryAfterEngageError(s *spec) {
+	in := s.start()
+	// The member's cluster name is only known once CreateMember returns, and the provider may
+	// engage before that; so the probe fails the first Engage of any name that contains the
+	// member's name, which is how providers name clusters.
+	id := newMemberName("retry")
+	in.probe.failFirstEngage(func(name multicluster.ClusterName) bool { return strings.Contains(string(name), id) })
+	m := s.createID(id)
+	e := s.waitEngaged(in, m)
+	s.expectReaches(e.cluster, m)
+	var failed *engagement
+	for _, x := range in.probe.of(m.Name) {
+		if x.failed {
+			failed = x
+		}
+	}
+	if failed == nil {
+		s.erroredf("the probe did not see a first Engage of %q to fail (it fails the first Engage of a name containing %q): %s", m.Name, id, in.probe.describe(m.Name))
+	}
+	s.waitDone(failed, s.opts.Timeouts.Disengage, "after Engage failed with it")
+}
+
+func testScaleEngageDisengage(s *spec) {
+	in := s.start()
+	n := s.opts.ScaleMembers
+	members := createAll(s, "scale", n)
+	engs := make([]*engagement, n)
+	s.eventually(s.opts.Timeouts.Scale, func() error {
+		missing := 0
+		for i, m := range members {
+			if engs[i] == nil {
+				engs[i] = in.probe.latest(m.Name, 0)
+			}
+			if engs[i] == nil {
+				missing++
+			}
+		}
+		if missing > 0 {
+			return fmt.Errorf("%d of %d members not engaged; %s", missing, n, in.startState())
+		}
+		return nil
+	}, "all %d members must be engaged", n)
+	for i, m := range members {
+		if cl, err := in.get(s.ctx, m.Name); err != nil || !sameCluster(cl, engs[i].cluster) {
+			s.failf("Get(%q) = %T %p, %v; want the engaged cluster", m.Name, cl, cl, err)
+		}
+	}
+	deleteAll(s, members)
+	s.eventually(s.opts.Timeouts.Scale, func() error {
+		live := 0
+		for _, e := range engs {
+			if e.live() {
+				live++
+			}
+		}
+		if live > 0 {
+			return fmt.Errorf("%d of %d engage contexts still alive", live, n)
+		}
+		return nil
+	}, "all %d members must be disengaged after they were deleted", n)
+	for _, m := range members {
+		if err := checkNotFound(s.ctx, in, m.Name); err != nil {
+			s.failf("after deleting all members: %v", err)
+		}
+	}
+}
+
+// createAll creates n members through the harness, a few at a time.
+func createAll(s *spec, hint string, n int) []Member {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.Timeouts.Scale)
+	defer cancel()
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	ids := make([]string, n)
+	created := make([]Member, n)
+	errs := make([]error, n)
+	for i := range n {
+		ids[i] = newMemberName(hint)
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			created[i], errs[i] = s.h.CreateMember(ctx, ids[i])
+		})
+	}
+	wg.Wait()
+	members := make([]Member, n)
+	for i := range n {
+		members[i] = s.adopt(ids[i], created[i], errs[i])
+	}
+	return members
+}
+
+// deleteAll deletes members through the harness, a few at a time.
+func deleteAll(s *spec, members []Member) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.Timeouts.Scale)
+	defer cancel()
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = s.h.DeleteMember(ctx, m)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			s.erroredf("harness: deleting member %q: %v", members[i].ID, err)
+		}
+	}
+	for _, tm := range s.members {
+		tm.deleted = true
+	}
+}
