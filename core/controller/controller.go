@@ -229,7 +229,7 @@ func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSourc
 			return
 		}
 		if err == nil {
-			err = c.startAndSync(e.ctx, s)
+			err = c.startAndSync(e.ctx, e.name, s)
 			if err == nil {
 				return
 			}
@@ -248,29 +248,45 @@ func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSourc
 	}
 }
 
-// startAndSync starts s and waits for it to sync, both within the controller's CacheSyncTimeout.
-// A source that started but did not sync in time is left running (its informer keeps trying and
-// its events flow once it syncs), and reported once.
-func (c *mcController[request]) startAndSync(ctx context.Context, s source.TypedSource[request]) error {
-	startCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
-	defer cancel()
+// startAndSync starts s and waits for it to sync, each bounded by the controller's
+// CacheSyncTimeout. A source that is slow to start or to sync is reported once and waited for
+// rather than replaced: a second source started next to a slow one would register its handler
+// twice. A source that started but did not sync in time is left running (its informer keeps
+// trying and its events flow once it syncs).
+func (c *mcController[request]) startAndSync(ctx context.Context, name multicluster.ClusterName, s source.TypedSource[request]) error {
+	log := c.log.WithValues("cluster", string(name), "source", fmt.Sprint(s))
 	started := make(chan error, 1)
 	go func() { started <- s.Start(ctx, c.queue) }()
+	timer := time.NewTimer(c.syncTimeout)
+	defer timer.Stop()
 	select {
 	case err := <-started:
 		if err != nil {
 			return err
 		}
-	case <-startCtx.Done():
-		return fmt.Errorf("source did not start within %s: %w", c.syncTimeout, startCtx.Err())
+	case <-timer.C:
+		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
+		log.Error(errors.New("source did not start in time"), "Cluster is slow to answer; still waiting for it", "timeout", c.syncTimeout)
+		select {
+		case err := <-started:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	syncing, ok := s.(source.TypedSyncingSource[request])
 	if !ok {
 		return nil
 	}
-	if err := syncing.WaitForSync(startCtx); err != nil && ctx.Err() == nil {
+	syncCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
+	defer cancel()
+	if err := syncing.WaitForSync(syncCtx); err != nil && ctx.Err() == nil {
 		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
-		c.log.Error(err, "Cluster did not sync in time; its events will flow once it does", "timeout", c.syncTimeout)
+		log.Error(err, "Cluster did not sync in time; its events will flow once it does", "timeout", c.syncTimeout)
 	}
 	return nil
 }
