@@ -1,0 +1,11 @@
+// Package providertest helps provider authors test a provider directly, without a manager: a
+// Recorder stands in for the manager as the provider's Aware and remembers every engagement, and
+// Start runs the provider until the test ends and checks that it shuts down.
+//
+// The conformance suite (mcr.dev/conformance) is the full, black-box check of a provider; this
+// package is for the provider's own white-box tests (naming, readiness, credentials, events), where a
+// test wants to look at what was engaged and when.
+//
+// Waits poll every 25 ms up to a timeout the caller passes; they fail the test with what was seen
+// last, so that a failure explains itself.
+package providertest

@@ -1,0 +1,48 @@
+package providertest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"mcr.dev/core/multicluster"
+)
+
+// Running is a provider started by Start.
+type Running struct {
+	// Recorder is the Aware the provider engages clusters with.
+	Recorder *Recorder
+	stop     func()
+}
+
+// Stop cancels the provider's context and waits for Start to return; the test fails if Start
+// returns an error or does not return within the shutdown timeout. Stop is idempotent and runs
+// at the end of the test anyway.
+func (r *Running) Stop() { r.stop() }
+
+// Start runs p.Start with a new Recorder until the test ends (or Stop is called). shutdown bounds
+// how long Start may take to return once its context ends.
+func Start(t testing.TB, p multicluster.ProviderRunnable, shutdown time.Duration) *Running {
+	t.Helper()
+	rec := NewRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx, rec) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("provider Start returned: %v", err)
+				}
+			case <-time.After(shutdown):
+				t.Errorf("provider Start did not return within %s of its context ending", shutdown)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &Running{Recorder: rec, stop: stop}
+}

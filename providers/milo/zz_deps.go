@@ -1,0 +1,6 @@
+package milo
+
+import (
+	_ "mcr.dev/conformance"
+	_ "mcr.dev/core/clusters"
+)
