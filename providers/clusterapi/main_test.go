@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +22,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 is supported on purpose (Options.APIVersion).
@@ -31,6 +29,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
 
@@ -92,17 +91,7 @@ const waitTimeout = time.Minute
 // waitTimeout.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	providertest.Eventually(t, waitTimeout, what, cond)
 }
 
 // namespace creates a namespace of its own on the management cluster for the test.
@@ -121,55 +110,13 @@ func namespace(t *testing.T) string {
 
 var nsCounter atomic.Int64
 
-// engagement is one Engage call seen by a recorder.
-type engagement struct {
-	cluster cluster.Cluster
-	ctx     context.Context
-}
-
-// recorder is an Aware that remembers every engagement.
-type recorder struct {
-	mu      sync.Mutex
-	current map[multicluster.ClusterName]*engagement
-	count   map[multicluster.ClusterName]int
-}
-
-func newRecorder() *recorder {
-	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
-}
-
-func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.current[name] = &engagement{cluster: cl, ctx: ctx}
-	r.count[name]++
-	return nil
-}
-
-// engaged returns the names whose latest engagement is alive, sorted.
-func (r *recorder) engaged() []multicluster.ClusterName {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var names []multicluster.ClusterName
-	for name, e := range r.current {
-		if e.ctx.Err() == nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.current[name], r.count[name]
-}
+// engagement is one Engage call seen by the recorder.
+type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
 	provider *clusterapi.Provider
-	rec      *recorder
+	rec      *providertest.Recorder
 	logs     *logBuffer
 }
 
@@ -198,22 +145,8 @@ func start(t *testing.T, ns string, opts clusterapi.Options) *started {
 // runProvider starts p with a recorder until the test ends.
 func runProvider(t *testing.T, p *clusterapi.Provider, logs *logBuffer) *started {
 	t.Helper()
-	rec := newRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start returned: %v", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Errorf("Start did not return within %s of its context ending", waitTimeout)
-		}
-	})
-	return &started{provider: p, rec: rec, logs: logs}
+	run := providertest.Start(t, p, waitTimeout)
+	return &started{provider: p, rec: run.Recorder, logs: logs}
 }
 
 // waitEngaged waits until name is engaged (recorder and Get agree) and returns the engagement.
@@ -221,15 +154,15 @@ func (s *started) waitEngaged(t *testing.T, name multicluster.ClusterName) *enga
 	t.Helper()
 	var e *engagement
 	eventually(t, fmt.Sprintf("cluster %q engaged", name), func() error {
-		e, _ = s.rec.get(name)
-		if e == nil || e.ctx.Err() != nil {
-			return fmt.Errorf("not engaged; engaged: %v", s.rec.engaged())
+		e, _ = s.rec.Latest(name)
+		if e == nil || e.Ctx.Err() != nil {
+			return fmt.Errorf("not engaged; engaged: %v", s.rec.Engaged())
 		}
 		cl, err := s.provider.Get(context.Background(), name)
 		if err != nil {
 			return err
 		}
-		if cl != e.cluster {
+		if cl != e.Cluster {
 			return errors.New("Get returns another instance than the engaged one")
 		}
 		return nil
@@ -241,7 +174,7 @@ func (s *started) waitEngaged(t *testing.T, name multicluster.ClusterName) *enga
 func (s *started) waitDisengaged(t *testing.T, name multicluster.ClusterName, e *engagement) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("cluster %q disengaged", name), func() error {
-		if e.ctx.Err() == nil {
+		if e.Ctx.Err() == nil {
 			return errors.New("engage context still alive")
 		}
 		if _, err := s.provider.Get(context.Background(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {

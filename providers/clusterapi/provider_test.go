@@ -25,6 +25,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
 
@@ -79,7 +80,7 @@ func TestEngagesWhenReadyNotBefore(t *testing.T) {
 	writeKubeconfig(t, c, fleet.Member("east").Kubeconfig())
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	s.waitDecided(t, c.clusterName(), "the Cluster is not ready")
-	if e, n := s.rec.get(c.clusterName()); e != nil || n != 0 {
+	if e, n := s.rec.Latest(c.clusterName()); e != nil || n != 0 {
 		t.Fatalf("cluster %q engaged before its control plane was initialized", c.clusterName())
 	}
 	if _, err := s.provider.Get(t.Context(), c.clusterName()); !errors.Is(err, multicluster.ErrClusterNotFound) {
@@ -128,7 +129,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	setInitialized(t, c, true)
 	old := s.waitEngaged(t, c.clusterName())
-	if got := old.cluster.GetConfig().BearerToken; got != tokenOf(t, first) {
+	if got := old.Cluster.GetConfig().BearerToken; got != tokenOf(t, first) {
 		t.Fatal("the engaged cluster does not use the Secret's credentials")
 	}
 
@@ -159,21 +160,21 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	writeKubeconfig(t, c, second)
 	var next *engagement
 	eventually(t, "re-engaged with the new credentials", func() error {
-		e, _ := s.rec.get(c.clusterName())
-		if e == nil || e == old || e.ctx.Err() != nil {
+		e, _ := s.rec.Latest(c.clusterName())
+		if e == nil || e == old || e.Ctx.Err() != nil {
 			return errors.New("no new engagement")
 		}
 		next = e
 		return nil
 	})
 	s.waitDisengagedInstance(t, old)
-	if got := next.cluster.GetConfig().BearerToken; got != tokenOf(t, second) {
+	if got := next.Cluster.GetConfig().BearerToken; got != tokenOf(t, second) {
 		t.Error("the re-engaged cluster does not use the new credentials")
 	}
-	if _, n := s.rec.get(c.clusterName()); n != 2 {
+	if _, n := s.rec.Latest(c.clusterName()); n != 2 {
 		t.Errorf("cluster engaged %d times, want 2: metadata-only changes must not re-engage", n)
 	}
-	if cl, err := s.provider.Get(t.Context(), c.clusterName()); err != nil || cl != next.cluster {
+	if cl, err := s.provider.Get(t.Context(), c.clusterName()); err != nil || cl != next.Cluster {
 		t.Errorf("Get = %v, %v; want the re-engaged instance", cl, err)
 	}
 	s.requireReaches(t, c.clusterName(), "east")
@@ -184,7 +185,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 func (s *started) waitDisengagedInstance(t *testing.T, e *engagement) {
 	t.Helper()
 	eventually(t, "old instance disengaged", func() error {
-		if e.ctx.Err() == nil {
+		if e.Ctx.Err() == nil {
 			return errors.New("engage context still alive")
 		}
 		return nil
@@ -216,7 +217,7 @@ func TestDeletionDisengages(t *testing.T) {
 	if err := mgmt.Get(t.Context(), held.key(), obj); err != nil || obj.DeletionTimestamp == nil {
 		t.Fatalf("the held Cluster should still exist with a deletionTimestamp: %v", err)
 	}
-	if eGone.ctx.Err() != nil {
+	if eGone.Ctx.Err() != nil {
 		t.Fatal("deleting one Cluster disengaged another")
 	}
 	obj.Finalizers = nil
@@ -339,7 +340,7 @@ func TestPredicates(t *testing.T) {
 	// The Cluster of the other namespace is not even in the provider's cache; it was created
 	// before the matching one, so it would have been engaged by now.
 	for _, c := range []capiCluster{unlabeled, otherInfra, filtered, outside} {
-		if e, _ := s.rec.get(c.clusterName()); e != nil {
+		if e, _ := s.rec.Latest(c.clusterName()); e != nil {
 			t.Errorf("cluster %q engaged, but the options do not select it", c.clusterName())
 		}
 	}
@@ -446,11 +447,11 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 		t.Error(err)
 	}
 	for _, c := range broken {
-		if e, _ := s.rec.get(c.clusterName()); e != nil {
+		if e, _ := s.rec.Latest(c.clusterName()); e != nil {
 			t.Errorf("broken cluster %q engaged", c.clusterName())
 		}
 	}
-	if eGood.ctx.Err() != nil {
+	if eGood.Ctx.Err() != nil {
 		t.Fatal("the good cluster was disengaged while others failed")
 	}
 
@@ -471,7 +472,7 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 		}
 		return nil
 	})
-	if e, n := s.rec.get(good.clusterName()); e != eGood || n != 1 || eGood.ctx.Err() != nil {
+	if e, n := s.rec.Latest(good.clusterName()); e != eGood || n != 1 || eGood.Ctx.Err() != nil {
 		t.Fatal("a broken kubeconfig replaced or disengaged the working cluster")
 	}
 	s.requireReaches(t, good.clusterName(), "east")
@@ -499,7 +500,7 @@ func TestPolicyAllowsExecWhenEnabled(t *testing.T) {
 	if notes, err := events(t.Context(), c, clusterapi.ReasonInvalidKubeconfig); err != nil || len(notes) != 0 {
 		t.Errorf("InvalidKubeconfig Events %q (%v) although the policy allows exec", notes, err)
 	}
-	if e, _ := s.rec.get(c.clusterName()); e != nil {
+	if e, _ := s.rec.Latest(c.clusterName()); e != nil {
 		t.Error("engaged a cluster whose credential plugin cannot run")
 	}
 }
@@ -545,7 +546,7 @@ func TestStartFailsWithoutCRDs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	err = p.Start(ctx, newRecorder())
+	err = p.Start(ctx, providertest.NewRecorder())
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("Start = %v (ctx %v), want an error about the missing CRDs", err, ctx.Err())
 	}

@@ -19,11 +19,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/file"
 )
 
@@ -52,55 +52,13 @@ func TestMain(m *testing.M) {
 // waitTimeout bounds every wait for the provider to catch up with a change.
 const waitTimeout = time.Minute
 
-// engagement is one Engage call seen by a recorder.
-type engagement struct {
-	cluster cluster.Cluster
-	ctx     context.Context
-}
-
-// recorder is an Aware that remembers every engagement, in order.
-type recorder struct {
-	mu      sync.Mutex
-	current map[multicluster.ClusterName]*engagement
-	count   map[multicluster.ClusterName]int
-}
-
-func newRecorder() *recorder {
-	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
-}
-
-func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.current[name] = &engagement{cluster: cl, ctx: ctx}
-	r.count[name]++
-	return nil
-}
-
-// engaged returns the names whose latest engagement is still alive, sorted.
-func (r *recorder) engaged() []multicluster.ClusterName {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var names []multicluster.ClusterName
-	for name, e := range r.current {
-		if e.ctx.Err() == nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.current[name], r.count[name]
-}
+// engagement is one Engage call seen by the recorder.
+type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
 	provider *file.Provider
-	rec      *recorder
+	rec      *providertest.Recorder
 	stop     func()
 }
 
@@ -117,43 +75,15 @@ func start(t *testing.T, opts file.Options) *started {
 	if err != nil {
 		t.Fatalf("file.New: %v", err)
 	}
-	rec := newRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Start returned: %v", err)
-				}
-			case <-time.After(waitTimeout):
-				t.Errorf("Start did not return within %s of its context ending", waitTimeout)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &started{provider: p, rec: rec, stop: stop}
+	run := providertest.Start(t, p, waitTimeout)
+	return &started{provider: p, rec: run.Recorder, stop: run.Stop}
 }
 
 // eventually polls cond until it returns nil, failing the test with its last error after
 // waitTimeout.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	providertest.Eventually(t, waitTimeout, what, cond)
 }
 
 // waitEngaged waits until exactly names are engaged.
@@ -161,7 +91,7 @@ func (s *started) waitEngaged(t *testing.T, names ...multicluster.ClusterName) {
 	t.Helper()
 	slices.Sort(names)
 	eventually(t, fmt.Sprintf("engaged clusters %v", names), func() error {
-		got := s.rec.engaged()
+		got := s.rec.Engaged()
 		if !slices.Equal(got, names) {
 			return fmt.Errorf("engaged: %v", got)
 		}
@@ -179,8 +109,8 @@ func (s *started) snapshot(t *testing.T, names ...multicluster.ClusterName) map[
 	t.Helper()
 	out := map[multicluster.ClusterName]*engagement{}
 	for _, name := range names {
-		e, _ := s.rec.get(name)
-		if e == nil || e.ctx.Err() != nil {
+		e, _ := s.rec.Latest(name)
+		if e == nil || e.Ctx.Err() != nil {
 			t.Fatalf("cluster %q is not engaged", name)
 		}
 		out[name] = e
@@ -193,15 +123,15 @@ func (s *started) snapshot(t *testing.T, names ...multicluster.ClusterName) map[
 func (s *started) requireUntouched(t *testing.T, before map[multicluster.ClusterName]*engagement) {
 	t.Helper()
 	for name, e := range before {
-		now, _ := s.rec.get(name)
+		now, _ := s.rec.Latest(name)
 		if now != e {
 			t.Errorf("cluster %q was engaged again, although its credentials did not change", name)
 		}
-		if err := e.ctx.Err(); err != nil {
+		if err := e.Ctx.Err(); err != nil {
 			t.Errorf("cluster %q was disengaged (%v), although its context did not change", name, err)
 		}
 		got, err := s.provider.Get(context.Background(), name)
-		if err != nil || got != e.cluster {
+		if err != nil || got != e.Cluster {
 			t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
 		}
 	}

@@ -156,18 +156,18 @@ func TestFileLifecycle(t *testing.T) {
 		west = serviceAccountConfig(t, "west", "west")
 		writeAtomic(t, fleetFile, merged(t, east, west, memberConfig(t, "east", "north")))
 		eventually(t, "west re-engaged", func() error {
-			e, _ := s.rec.get(westName)
+			e, _ := s.rec.Latest(westName)
 			if e == before[westName] {
 				return errors.New("still the old instance")
 			}
 			return nil
 		})
-		if before[westName].ctx.Err() == nil {
+		if before[westName].Ctx.Err() == nil {
 			t.Error("the old instance of west is still engaged after the new one was")
 		}
 		s.waitEngaged(t, eastName, westName, northName)
-		cl, _ := s.rec.get(westName)
-		if cl.cluster.GetConfig().BearerToken == "" {
+		cl, _ := s.rec.Latest(westName)
+		if cl.Cluster.GetConfig().BearerToken == "" {
 			t.Error("west does not use the ServiceAccount token it was switched to")
 		}
 		s.requireReaches(t, westName, "west")
@@ -179,7 +179,7 @@ func TestFileLifecycle(t *testing.T) {
 		before := s.snapshot(t, eastName, westName, northName)
 		writeAtomic(t, fleetFile, merged(t, east, west))
 		s.waitEngaged(t, eastName, westName)
-		if before[northName].ctx.Err() == nil {
+		if before[northName].Ctx.Err() == nil {
 			t.Error("north's engage context is still alive after its context was removed")
 		}
 		if _, err := s.provider.Get(context.Background(), northName); !errors.Is(err, multicluster.ErrClusterNotFound) {
@@ -223,7 +223,7 @@ func TestFileLifecycle(t *testing.T) {
 		}
 		s.waitEngaged(t, otherName)
 		for _, name := range []multicluster.ClusterName{eastName, westName, southName} {
-			if before[name].ctx.Err() == nil {
+			if before[name].Ctx.Err() == nil {
 				t.Errorf("%s is still engaged after its file was deleted", name)
 			}
 		}
@@ -277,7 +277,7 @@ func TestAtomicRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "west re-engaged", func() error {
-		if e, _ := s.rec.get("fleet.kubeconfig+west"); e == before["fleet.kubeconfig+west"] {
+		if e, _ := s.rec.Latest("fleet.kubeconfig+west"); e == before["fleet.kubeconfig+west"] {
 			return errors.New("still the old instance")
 		}
 		return nil
@@ -328,8 +328,8 @@ func TestVolumeSymlinkSwap(t *testing.T) {
 			old = beforeViaFile
 		}
 		eventually(t, "west re-engaged after the swap", func() error {
-			e, _ := p.rec.get("kubeconfig+west")
-			if e == old["kubeconfig+west"] || e.cluster.GetConfig().BearerToken == "" {
+			e, _ := p.rec.Latest("kubeconfig+west")
+			if e == old["kubeconfig+west"] || e.Cluster.GetConfig().BearerToken == "" {
 				return errors.New("still the old instance")
 			}
 			return nil
@@ -359,7 +359,7 @@ func TestStableNamesAcrossRestart(t *testing.T) {
 	first := start(t, opts)
 	first.waitEngaged(t, want...)
 	first.stop()
-	if got := first.rec.engaged(); len(got) != 0 {
+	if got := first.rec.Engaged(); len(got) != 0 {
 		t.Errorf("still engaged after Start returned: %v", got)
 	}
 
@@ -428,7 +428,7 @@ func TestTrustedByDefault(t *testing.T) {
 	// Same kubeconfig, new content in the referenced CA file (a bundle now): east is re-engaged.
 	writeAtomic(t, filepath.Join(dir, "certs", "ca.crt"), append([]byte("# rotated bundle\n"), fleet.Member("east").Config().CAData...))
 	eventually(t, "east re-engaged after its CA file changed", func() error {
-		if e, _ := s.rec.get("fleet.kubeconfig+east"); e == before["fleet.kubeconfig+east"] {
+		if e, _ := s.rec.Latest("fleet.kubeconfig+east"); e == before["fleet.kubeconfig+east"] {
 			return errors.New("still the old instance")
 		}
 		return nil

@@ -17,11 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kind"
 	"mcr.dev/providers/kind/internal/kindtest"
 	"mcr.dev/providers/kind/internal/standin"
@@ -141,55 +141,13 @@ func waitCalls(t *testing.T, kc kindtest.Clusters, n int, parts ...string) {
 	})
 }
 
-// engagement is one Engage call seen by a recorder.
-type engagement struct {
-	cluster cluster.Cluster
-	ctx     context.Context
-}
-
-// recorder is an Aware that remembers the latest engagement of each name.
-type recorder struct {
-	mu      sync.Mutex
-	current map[multicluster.ClusterName]*engagement
-	count   map[multicluster.ClusterName]int
-}
-
-func newRecorder() *recorder {
-	return &recorder{current: map[multicluster.ClusterName]*engagement{}, count: map[multicluster.ClusterName]int{}}
-}
-
-func (r *recorder) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.current[name] = &engagement{cluster: cl, ctx: ctx}
-	r.count[name]++
-	return nil
-}
-
-// engaged returns the names whose latest engagement is still alive, sorted.
-func (r *recorder) engaged() []multicluster.ClusterName {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var names []multicluster.ClusterName
-	for name, e := range r.current {
-		if e.ctx.Err() == nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (r *recorder) get(name multicluster.ClusterName) (*engagement, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.current[name], r.count[name]
-}
+// engagement is one Engage call seen by the recorder.
+type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
 	provider *kind.Provider
-	rec      *recorder
+	rec      *providertest.Recorder
 	stop     func()
 }
 
@@ -203,43 +161,15 @@ func start(t *testing.T, opts kind.Options) *started {
 		opts.CacheSyncTimeout = 20 * time.Second
 	}
 	p := kind.New(opts)
-	rec := newRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Start returned: %v", err)
-				}
-			case <-time.After(waitTimeout):
-				t.Errorf("Start did not return within %s of its context ending", waitTimeout)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &started{provider: p, rec: rec, stop: stop}
+	run := providertest.Start(t, p, waitTimeout)
+	return &started{provider: p, rec: run.Recorder, stop: run.Stop}
 }
 
 // eventually polls cond until it returns nil, failing the test with its last error after
 // waitTimeout.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	providertest.Eventually(t, waitTimeout, what, cond)
 }
 
 // waitEngaged waits until exactly names are engaged, and visible to Get.
@@ -247,7 +177,7 @@ func (s *started) waitEngaged(t *testing.T, names ...multicluster.ClusterName) {
 	t.Helper()
 	slices.Sort(names)
 	eventually(t, fmt.Sprintf("engaged clusters %v", names), func() error {
-		if got := s.rec.engaged(); !slices.Equal(got, names) {
+		if got := s.rec.Engaged(); !slices.Equal(got, names) {
 			return fmt.Errorf("engaged: %v", got)
 		}
 		for _, name := range names {
@@ -262,8 +192,8 @@ func (s *started) waitEngaged(t *testing.T, names ...multicluster.ClusterName) {
 // current returns the live engagement of name, failing the test if there is none.
 func (s *started) current(t *testing.T, name multicluster.ClusterName) *engagement {
 	t.Helper()
-	e, _ := s.rec.get(name)
-	if e == nil || e.ctx.Err() != nil {
+	e, _ := s.rec.Latest(name)
+	if e == nil || e.Ctx.Err() != nil {
 		t.Fatalf("cluster %q is not engaged", name)
 	}
 	return e
@@ -273,13 +203,13 @@ func (s *started) current(t *testing.T, name multicluster.ClusterName) *engageme
 // alive, no Engage since, and Get returns it.
 func (s *started) requireUntouched(t *testing.T, name multicluster.ClusterName, e *engagement) {
 	t.Helper()
-	if now, _ := s.rec.get(name); now != e {
+	if now, _ := s.rec.Latest(name); now != e {
 		t.Errorf("cluster %q was engaged again, although it did not change", name)
 	}
-	if err := e.ctx.Err(); err != nil {
+	if err := e.Ctx.Err(); err != nil {
 		t.Errorf("cluster %q was disengaged (%v), although it did not change", name, err)
 	}
-	if got, err := s.provider.Get(context.Background(), name); err != nil || got != e.cluster {
+	if got, err := s.provider.Get(context.Background(), name); err != nil || got != e.Cluster {
 		t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
 	}
 }

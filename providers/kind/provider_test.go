@@ -66,7 +66,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	s.waitEngaged(t, "fleet-a")
 	s.requireReaches(t, "fleet-a", "west")
 	second := s.current(t, "fleet-a")
-	if second.cluster == first.cluster {
+	if second.Cluster == first.Cluster {
 		t.Fatal("fleet-a was re-engaged with the old cluster instance")
 	}
 	if _, err := logs.find("Re-engaged cluster", `"cluster"="fleet-a"`); err != nil {
@@ -85,7 +85,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	s.waitEngaged(t, "fleet-a")
 	s.requireReaches(t, "fleet-a", "west")
 	third := s.current(t, "fleet-a")
-	if third.cluster.GetConfig().BearerToken == "" {
+	if third.Cluster.GetConfig().BearerToken == "" {
 		t.Error("the re-engaged fleet-a does not use the new token credentials")
 	}
 }
@@ -109,9 +109,11 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 	}
 	s.waitEngaged(t, "fleet-b")
 	s.requireUntouched(t, "fleet-b", b)
-	if _, err := logs.find("Disengaged cluster", `"cluster"="fleet-a"`); err != nil {
-		t.Error(err)
-	}
+	// The provider logs after it has cancelled the engagement.
+	eventually(t, "disengage logged", func() error {
+		_, err := logs.find("Disengaged cluster", `"cluster"="fleet-a"`)
+		return err
+	})
 
 	// Created again after a delete that the provider saw: engaged anew.
 	create(t, kc, "fleet-a", "north")
@@ -295,7 +297,7 @@ func TestMissingContainerEngine(t *testing.T) {
 		_, err := logs.find("Cannot list kind clusters", "podman")
 		return err
 	})
-	if got := s.rec.engaged(); len(got) != 0 {
+	if got := s.rec.Engaged(); len(got) != 0 {
 		t.Errorf("engaged %v without a container engine", got)
 	}
 }
@@ -343,7 +345,7 @@ func closedPort(t *testing.T) int {
 }
 
 func errIfAlive(e *engagement) error {
-	if e.ctx.Err() == nil {
+	if e.Ctx.Err() == nil {
 		return fmt.Errorf("engage context still alive")
 	}
 	return nil

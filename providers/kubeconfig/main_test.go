@@ -20,11 +20,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -129,50 +129,30 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 const waitTimeout = 90 * time.Second
 
 // engagement is one Engage call seen by recordingAware.
-type engagement struct {
-	cluster cluster.Cluster
-	ctx     context.Context
-}
+type engagement = providertest.Engagement
 
 // recordingAware is an Aware that remembers every engagement.
 type recordingAware struct {
-	mu      sync.Mutex
-	history map[multicluster.ClusterName][]engagement
+	*providertest.Recorder
 }
 
 func newRecordingAware() *recordingAware {
-	return &recordingAware{history: map[multicluster.ClusterName][]engagement{}}
-}
-
-func (a *recordingAware) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.history[name] = append(a.history[name], engagement{cluster: cl, ctx: ctx})
-	return nil
+	return &recordingAware{providertest.NewRecorder()}
 }
 
 // count returns how many times name was engaged.
-func (a *recordingAware) count(name multicluster.ClusterName) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.history[name])
-}
+func (a *recordingAware) count(name multicluster.ClusterName) int { return a.Count(name) }
 
 // current returns the last engagement of name if its context is still alive.
-func (a *recordingAware) current(name multicluster.ClusterName) (engagement, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	h := a.history[name]
-	if len(h) == 0 || h[len(h)-1].ctx.Err() != nil {
-		return engagement{}, false
-	}
-	return h[len(h)-1], true
+func (a *recordingAware) current(name multicluster.ClusterName) (*engagement, bool) {
+	e, _ := a.Latest(name)
+	return e, e.Alive()
 }
 
 // waitEngaged waits until name is engaged for the n-th time (n counts from 1) and returns it.
-func (a *recordingAware) waitEngaged(t *testing.T, name multicluster.ClusterName, n int) engagement {
+func (a *recordingAware) waitEngaged(t *testing.T, name multicluster.ClusterName, n int) *engagement {
 	t.Helper()
-	var e engagement
+	var e *engagement
 	eventually(t, waitTimeout, fmt.Sprintf("cluster %q engaged %d time(s)", name, n), func() error {
 		if c := a.count(name); c < n {
 			return fmt.Errorf("engaged %d time(s)", c)

@@ -22,9 +22,9 @@ import (
 )
 
 // canListNamespaces proves an engaged cluster reaches its member with working credentials.
-func canListNamespaces(ctx context.Context, e engagement) error {
+func canListNamespaces(ctx context.Context, e *engagement) error {
 	var list corev1.NamespaceList
-	return e.cluster.GetClient().List(ctx, &list)
+	return e.Cluster.GetClient().List(ctx, &list)
 }
 
 // saKubeconfig mints a least-privilege kubeconfig for a ServiceAccount on a member and returns
@@ -54,7 +54,7 @@ func TestEngagesSecretOnCreate(t *testing.T) {
 		t.Fatalf("engaged cluster cannot reach m1: %v", err)
 	}
 	got, err := p.Get(t.Context(), "m1")
-	if err != nil || got != e.cluster {
+	if err != nil || got != e.Cluster {
 		t.Fatalf("Get(m1) = %v, %v; want the engaged cluster", got, err)
 	}
 	if names := p.ListClusters(); len(names) != 1 || names[0] != "m1" {
@@ -114,8 +114,8 @@ func TestMetadataOnlyEditDoesNotReengage(t *testing.T) {
 	if n := logs.count("Syncing kubeconfig Secret", key); n != syncsBefore {
 		t.Errorf("metadata-only edit caused %d sync(s) of the Secret", n-syncsBefore)
 	}
-	if aware.count("m1") != 1 || first.ctx.Err() != nil {
-		t.Errorf("metadata-only edit re-engaged m1: %d engagements, first context ended: %v", aware.count("m1"), first.ctx.Err())
+	if aware.count("m1") != 1 || first.Ctx.Err() != nil {
+		t.Errorf("metadata-only edit re-engaged m1: %d engagements, first context ended: %v", aware.count("m1"), first.Ctx.Err())
 	}
 }
 
@@ -133,7 +133,7 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 
 	putSecret(t, ns, "m2", oldData)
 	first := aware.waitEngaged(t, "m2", 1)
-	if got := first.cluster.GetConfig().BearerToken; got != oldToken {
+	if got := first.Cluster.GetConfig().BearerToken; got != oldToken {
 		t.Fatal("first engagement does not use the first token")
 	}
 	if err := canListNamespaces(t.Context(), first); err != nil {
@@ -142,17 +142,17 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 
 	putSecret(t, ns, "m2", newData)
 	second := aware.waitEngaged(t, "m2", 2)
-	if second.cluster == first.cluster {
+	if second.Cluster == first.Cluster {
 		t.Fatal("rotation engaged the same instance")
 	}
-	if got := second.cluster.GetConfig().BearerToken; got != newToken {
+	if got := second.Cluster.GetConfig().BearerToken; got != newToken {
 		t.Fatal("re-engaged cluster does not use the rotated token")
 	}
 	if err := canListNamespaces(t.Context(), second); err != nil {
 		t.Fatalf("rotated cluster cannot reach m2: %v", err)
 	}
-	eventually(t, waitTimeout, "old instance disengaged", func() error { return errors.Join(errNil(first.ctx.Err() == nil, "old context alive")) })
-	if got, err := p.Get(t.Context(), "m2"); err != nil || got != second.cluster {
+	eventually(t, waitTimeout, "old instance disengaged", func() error { return errors.Join(errNil(first.Ctx.Err() == nil, "old context alive")) })
+	if got, err := p.Get(t.Context(), "m2"); err != nil || got != second.Cluster {
 		t.Errorf("Get(m2) = %v, %v; want the new instance", got, err)
 	}
 
@@ -164,10 +164,10 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 		}
 	}))
 	waitEvent(t, ns, "m2", kubeconfig.ReasonUnauthorized)
-	if second.ctx.Err() != nil || aware.count("m2") != 2 {
+	if second.Ctx.Err() != nil || aware.count("m2") != 2 {
 		t.Error("a rotation to refused credentials disengaged the working instance")
 	}
-	if got, err := p.Get(t.Context(), "m2"); err != nil || got != second.cluster {
+	if got, err := p.Get(t.Context(), "m2"); err != nil || got != second.Cluster {
 		t.Errorf("Get(m2) = %v, %v; want the working instance", got, err)
 	}
 	assertNeverLogged(t, oldToken, newToken, refused)
@@ -203,9 +203,9 @@ func TestDeleteAndLabelRemovalDisengage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for name, e := range map[multicluster.ClusterName]engagement{"deleted": deleted, "unlabeled": unlabeled} {
+	for name, e := range map[multicluster.ClusterName]*engagement{"deleted": deleted, "unlabeled": unlabeled} {
 		eventually(t, waitTimeout, fmt.Sprintf("%s disengaged", name), func() error {
-			if e.ctx.Err() == nil {
+			if e.Ctx.Err() == nil {
 				return errors.New("engagement context still alive")
 			}
 			if _, err := p.Get(t.Context(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {
@@ -323,7 +323,7 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 	goodEngagement, _ := aware.current("good")
 	putSecret(t, ns, "good", bad[0].data)
 	eventually(t, waitTimeout, "cluster good disengaged after its kubeconfig became invalid", func() error {
-		return errNil(goodEngagement.ctx.Err() == nil, "still engaged")
+		return errNil(goodEngagement.Ctx.Err() == nil, "still engaged")
 	})
 }
 
@@ -363,7 +363,7 @@ func TestNamespacedNamesAndConflicts(t *testing.T) {
 		putSecretWith(t, nsB, "same", labels, data("m2"))
 		a := aware.waitEngaged(t, multicluster.ClusterName(nsA+"/same"), 1)
 		b := aware.waitEngaged(t, multicluster.ClusterName(nsB+"/same"), 1)
-		if a.cluster.GetConfig().Host != fleet.Member("m1").Host() || b.cluster.GetConfig().Host != fleet.Member("m2").Host() {
+		if a.Cluster.GetConfig().Host != fleet.Member("m1").Host() || b.Cluster.GetConfig().Host != fleet.Member("m2").Host() {
 			t.Error("clusters point at the wrong members")
 		}
 	})
@@ -378,7 +378,7 @@ func TestNamespacedNamesAndConflicts(t *testing.T) {
 		first := aware.waitEngaged(t, "same", 1)
 		// The second Secret named "same" either lost the race or won it; find out which.
 		winner, loser := nsA, nsB
-		if first.cluster.GetConfig().Host == fleet.Member("m2").Host() {
+		if first.Cluster.GetConfig().Host == fleet.Member("m2").Host() {
 			winner, loser = nsB, nsA
 		}
 		note := waitEvent(t, loser, "same", kubeconfig.ReasonClusterNameConflict)
@@ -389,7 +389,7 @@ func TestNamespacedNamesAndConflicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		second := aware.waitEngaged(t, "same", 2)
-		if second.cluster.GetConfig().Host == first.cluster.GetConfig().Host {
+		if second.Cluster.GetConfig().Host == first.Cluster.GetConfig().Host {
 			t.Error("the waiting Secret's cluster was not engaged after the owner went away")
 		}
 	})
@@ -472,12 +472,12 @@ func TestIndexFieldAppliesToEngagedClusters(t *testing.T) {
 	putSecret(t, ns, "indexed", fleet.Member("m2").Kubeconfig())
 	e := aware.waitEngaged(t, "indexed", 1)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "indexed-" + ns, Namespace: "default"}, Data: map[string]string{"k": ns}}
-	if err := e.cluster.GetClient().Create(t.Context(), cm); err != nil {
+	if err := e.Cluster.GetClient().Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, waitTimeout, "index query finds the ConfigMap", func() error {
 		var list corev1.ConfigMapList
-		if err := e.cluster.GetCache().List(t.Context(), &list, client.MatchingFields{"byData": ns}); err != nil {
+		if err := e.Cluster.GetCache().List(t.Context(), &list, client.MatchingFields{"byData": ns}); err != nil {
 			return err
 		}
 		if len(list.Items) != 1 {

@@ -129,7 +129,7 @@ func (r *Recorder) WaitEngaged(t testing.TB, p multicluster.Provider, name multi
 			return fmt.Errorf("engaged but Get: %w", err)
 		}
 		if cl != e.Cluster {
-			return errors.New("Get returns another instance than the engaged one")
+			return errors.New("the provider's Get returns another instance than the engaged one")
 		}
 		return nil
 	})
@@ -154,7 +154,7 @@ func (r *Recorder) WaitReengaged(t testing.TB, p multicluster.Provider, name mul
 			return fmt.Errorf("engaged but Get: %w", err)
 		}
 		if cl != e.Cluster {
-			return errors.New("Get returns another instance than the engaged one")
+			return errors.New("the provider's Get returns another instance than the engaged one")
 		}
 		return nil
 	})
@@ -169,7 +169,7 @@ func (r *Recorder) WaitDisengaged(t testing.TB, p multicluster.Provider, name mu
 			return errors.New("engage context still alive")
 		}
 		if _, err := p.Get(context.Background(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {
-			return fmt.Errorf("Get: %v, want ErrClusterNotFound", err)
+			return fmt.Errorf("the provider's Get returned %v, want ErrClusterNotFound", err)
 		}
 		return nil
 	})
