@@ -77,7 +77,7 @@ generate: ## Run go generate in every module.
 	@for m in $(MODULES); do echo "generate: $$m"; (cd $(ROOT)/$$m && go generate ./...); done
 
 .PHONY: verify
-verify: verify-tidy verify-fmt verify-versions lint ## Check tidiness, formatting, version alignment and lint.
+verify: verify-tidy verify-fmt verify-versions verify-docs lint ## Check tidiness, formatting, version alignment, docs snippets and lint.
 
 .PHONY: verify-tidy
 verify-tidy: ## Check that go mod tidy would not change any module.
@@ -98,3 +98,16 @@ verify-fmt: ## Check gofmt on every Go file.
 verify-versions: ## Check that shared dependencies have one version across modules.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/verifyversions hack/verifyversions/main.go
 	@cd $(ROOT) && $(TOOLS_DIR)/verifyversions $(MODULES)
+
+# The docs snippet checker has a module of its own (standard library only), outside go.work.
+DOCSNIPPETS := $(TOOLS_DIR)/docsnippets
+
+.PHONY: docs
+docs: ## Rewrite the code blocks of docs/ from the sources they quote (<!-- snippet: ... -->).
+	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
+	@cd $(ROOT) && $(DOCSNIPPETS) -write docs
+
+.PHONY: verify-docs
+verify-docs: ## Check that docs/ code blocks equal their sources and that those sources build.
+	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
+	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs

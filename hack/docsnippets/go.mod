@@ -1,0 +1,3 @@
+module mcr.dev/hack/docsnippets
+
+go 1.26.3
