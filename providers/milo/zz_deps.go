@@ -1,6 +1,0 @@
-package milo
-
-import (
-	_ "mcr.dev/conformance"
-	_ "mcr.dev/core/clusters"
-)
