@@ -1,0 +1,39 @@
+package clusterprofile
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// Errors counts failed attempts to engage a ready ClusterProfile, by reason: the Warning
+	// Event reasons, with InvalidKubeconfig and InvalidAccessProvider refined into
+	// kubeconfig.Reason values (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS,
+	// InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
+	// stays broken counts again each time it is synced.
+	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcr_clusterprofile_provider_errors_total",
+		Help: "Failed attempts of the ClusterProfile provider to engage a ready ClusterProfile, by reason.",
+	}, []string{"reason"})
+
+	// BrokenClusters is the number of selected, ready ClusterProfiles that cannot be engaged at
+	// the moment (or whose new credentials cannot be used), summed over the ClusterProfile
+	// providers of the process. Alert on it staying above zero.
+	BrokenClusters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_clusterprofile_provider_broken_clusters",
+		Help: "Number of selected, ready ClusterProfiles the provider cannot engage (or re-engage) at the moment.",
+	})
+
+	// UnreadyEngagedClusters is the number of engaged clusters whose ClusterProfile is not
+	// ready and that will be disengaged when Options.UnreadyGracePeriod ends, summed over the
+	// providers of the process.
+	UnreadyEngagedClusters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_clusterprofile_provider_unready_engaged_clusters",
+		Help: "Number of engaged clusters whose ClusterProfile is unready, within their grace period.",
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters, UnreadyEngagedClusters)
+}

@@ -1,0 +1,89 @@
+package clusterprofile_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/providers/clusterprofile"
+)
+
+// manifestRules returns the rules of the ClusterRole in config/rbac.yaml.
+func manifestRules(t *testing.T) []rbacv1.PolicyRule {
+	t.Helper()
+	data, err := os.ReadFile("config/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
+			t.Fatalf("config/rbac.yaml: %v", err)
+		}
+		if role.Kind == "ClusterRole" {
+			return role.Rules
+		}
+	}
+	t.Fatal("config/rbac.yaml has no ClusterRole")
+	return nil
+}
+
+// TestRBACManifest runs the provider, with both strategies, as a ServiceAccount that has exactly
+// the permissions of config/rbac.yaml on the hub: it must engage profiles and record Events.
+func TestRBACManifest(t *testing.T) {
+	ns := namespace(t)
+	data, err := fleet.Member("hub").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
+		Name:         "clusterprofile-provider",
+		ClusterRules: manifestRules(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	p, err := clusterprofile.New(cfg, clusterprofile.Options{
+		Namespaces:      []string{ns},
+		AccessProviders: accessConfig(t, ""),
+		Secret:          &clusterprofile.SecretStrategy{ConsumerName: consumer},
+		Log:             logs.logger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := runProvider(t, p, logs)
+	if err := writeTokenSecret(t.Context(), ns+"-p", mustMemberToken(t, "east", ns+"-p"), ""); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateProfile(t, ns, "byplugin", readyStatus("east", ns+"-p", ""))
+	if err := writeKubeconfigSecret(t.Context(), ns, "bysecret", saKubeconfig(t, "west", ns+"-s")); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateProfile(t, ns, "bysecret", healthyStatus())
+	s.waitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
+	s.waitEngaged(t, clusterprofile.ClusterName(ns, "bysecret"))
+	waitEvent(t, ns, "byplugin", clusterprofile.ReasonClusterEngaged)
+	waitEvent(t, ns, "bysecret", clusterprofile.ReasonClusterEngaged)
+}
+
+// TestREADMEShowsManifest keeps the RBAC manifest in README.md identical to config/rbac.yaml.
+func TestREADMEShowsManifest(t *testing.T) {
+	manifest, err := os.ReadFile("config/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml\n"+string(manifest)+"```") {
+		t.Error("README.md does not show config/rbac.yaml verbatim in a yaml block; copy it over")
+	}
+}
