@@ -1,0 +1,43 @@
+package gardener
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// Errors counts failed attempts to engage a usable Shoot (or seed Cluster object), by reason:
+	// the Warning Event reasons, with InvalidKubeconfig refined into kubeconfig.Reason values
+	// (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS, InvalidKubeconfig) and
+	// MissingKubeconfigData. An object that stays broken counts again each time it is synced.
+	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcr_gardener_provider_errors_total",
+		Help: "Failed attempts of the Gardener provider to engage a usable shoot, by reason.",
+	}, []string{"reason"})
+
+	// BrokenClusters is the number of selected, usable shoots that cannot be engaged at the
+	// moment (or whose new credentials cannot be used), summed over the Gardener providers of
+	// the process. Alert on it staying above zero.
+	BrokenClusters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_gardener_provider_broken_clusters",
+		Help: "Number of selected, usable shoots the Gardener provider cannot engage (or re-engage) at the moment.",
+	})
+
+	// AdminKubeconfigRequests counts requests to the adminkubeconfig subresource of Shoots
+	// (TopologyGarden), by result: "success" or "error".
+	AdminKubeconfigRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcr_gardener_provider_adminkubeconfig_requests_total",
+		Help: "Requests of the Gardener provider to the adminkubeconfig subresource of Shoots, by result.",
+	}, []string{"result"})
+
+	// CredentialRotations counts re-engagements of an engaged shoot with new credentials:
+	// renewed admin credentials (garden) or a renewed token in the "gardener" Secret (seed).
+	CredentialRotations = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mcr_gardener_provider_credential_rotations_total",
+		Help: "Re-engagements of engaged shoots with new credentials.",
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters, AdminKubeconfigRequests, CredentialRotations)
+}

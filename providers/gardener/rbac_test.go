@@ -1,0 +1,61 @@
+package gardener_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/providers/gardener"
+)
+
+// Every garden test runs the provider as a ServiceAccount with exactly the permissions of
+// config/rbac-garden.yaml (gardenIdentity). TestSeedRBACManifest does the same for the seed.
+
+// TestSeedRBACManifest runs the seed provider as a ServiceAccount that has exactly the
+// permissions of config/rbac-seed.yaml: it must engage a control plane and record its Events.
+func TestSeedRBACManifest(t *testing.T) {
+	rules, err := manifestRules("config/rbac-seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := fleet.Member("host").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
+		Name: "gardener-seed-provider", ClusterRules: rules,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startProvider(t, cfg, gardener.Options{Topology: gardener.TopologySeed, Namespaces: []string{"garden-rbac"}})
+	if err := writeSeedSecret(t.Context(), "shoot--rbac--one", memberToken(t, "west", "rbac-one"), nil); err != nil {
+		t.Fatal(err)
+	}
+	name, err := seedCluster(t.Context(), "rbac", embeddedShoot("rbac", "one", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitEngaged(t, gardener.SeedClusterName(name))
+	waitEvent(t, "Cluster", "", name, gardener.ReasonClusterEngaged)
+}
+
+// TestREADMEShowsManifests keeps the RBAC manifests in README.md identical to config/.
+func TestREADMEShowsManifests(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"config/rbac-garden.yaml", "config/rbac-seed.yaml"} {
+		manifest, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```yaml\n"+string(manifest)+"```") {
+			t.Errorf("README.md does not show %s verbatim in a yaml block; copy it over", path)
+		}
+	}
+}
