@@ -1,0 +1,198 @@
+package kcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+var _ cluster.Cluster = &scopedCluster{}
+
+// scopedCluster is one engaged logical cluster: its client writes to <url>/clusters/<name> and
+// reads from the endpoint's shared wildcard cache through a scopedCache; its API reader reads
+// live from <url>/clusters/<name>.
+type scopedCluster struct {
+	name       logicalcluster.Name
+	config     *rest.Config
+	httpClient *http.Client
+	scheme     *runtime.Scheme
+	mapper     apimeta.RESTMapper
+	cache      *scopedCache
+	client     client.Client
+	apiReader  client.Reader
+	recorders  *recorders
+}
+
+func newScopedCluster(e *endpoint, name logicalcluster.Name) (*scopedCluster, error) {
+	cfg := rest.CopyConfig(e.p.config)
+	host, err := url.JoinPath(e.url, name.Path().RequestPath())
+	if err != nil {
+		return nil, fmt.Errorf("building the URL of logical cluster %q: %w", name, err)
+	}
+	cfg.Host = host
+	// Transports are shared by configs that differ in host only, so the logical clusters of an
+	// endpoint share connections.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the HTTP client of logical cluster %q: %w", name, err)
+	}
+	sc := newScopedCache(e, name)
+	scheme := e.p.opts.Scheme
+	// Every logical cluster of a virtual workspace serves the same APIs, so they share the
+	// endpoint's REST mapper instead of each running discovery.
+	mapper := e.cache.mapper
+	cl, err := client.New(cfg, client.Options{
+		HTTPClient: httpClient,
+		Scheme:     scheme,
+		Mapper:     mapper,
+		Cache:      &client.CacheOptions{Reader: sc},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the client of logical cluster %q: %w", name, err)
+	}
+	apiReader, err := client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: scheme, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("creating the API reader of logical cluster %q: %w", name, err)
+	}
+	return &scopedCluster{
+		name:       name,
+		config:     cfg,
+		httpClient: httpClient,
+		scheme:     scheme,
+		mapper:     mapper,
+		cache:      sc,
+		client:     cl,
+		apiReader:  apiReader,
+		recorders:  &recorders{config: cfg, httpClient: httpClient, scheme: scheme, log: e.log.WithValues("cluster", name.String())},
+	}, nil
+}
+
+func (c *scopedCluster) GetHTTPClient() *http.Client          { return c.httpClient }
+func (c *scopedCluster) GetConfig() *rest.Config              { return rest.CopyConfig(c.config) }
+func (c *scopedCluster) GetCache() cache.Cache                { return c.cache }
+func (c *scopedCluster) GetScheme() *runtime.Scheme           { return c.scheme }
+func (c *scopedCluster) GetClient() client.Client             { return c.client }
+func (c *scopedCluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
+func (c *scopedCluster) GetRESTMapper() apimeta.RESTMapper    { return c.mapper }
+func (c *scopedCluster) GetAPIReader() client.Reader          { return c.apiReader }
+
+func (c *scopedCluster) GetEventRecorderFor(name string) record.EventRecorder {
+	return c.recorders.legacyRecorder(name)
+}
+
+func (c *scopedCluster) GetEventRecorder(name string) events.EventRecorder {
+	return c.recorders.recorder(name)
+}
+
+// Start runs nothing of its own (the endpoint runs the shared cache) and blocks until ctx ends,
+// the cluster's disengagement; then it removes the cluster's event handlers from the shared
+// informers and stops its event recorders.
+func (c *scopedCluster) Start(ctx context.Context) error {
+	<-ctx.Done()
+	c.cache.stop()
+	c.recorders.stop()
+	return nil
+}
+
+// recorders creates a logical cluster's event broadcasters when first asked for a recorder, and
+// shuts them down when the cluster is disengaged.
+type recorders struct {
+	config     *rest.Config
+	httpClient *http.Client
+	scheme     *runtime.Scheme
+	log        logr.Logger
+
+	mu      sync.Mutex
+	stopped bool
+	events  events.EventBroadcaster
+	legacy  record.EventBroadcaster
+	cancel  context.CancelFunc
+}
+
+func (r *recorders) clientset() (*kubernetes.Clientset, error) {
+	return kubernetes.NewForConfigAndClient(r.config, r.httpClient)
+}
+
+// recorder returns an events.k8s.io recorder; after stop, or when the broadcaster cannot be
+// created, one that drops events.
+func (r *recorders) recorder(name string) events.EventRecorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return discardRecorder{}
+	}
+	if r.events == nil {
+		cs, err := r.clientset()
+		if err != nil {
+			r.log.Error(err, "Creating the event client; events are dropped")
+			return discardRecorder{}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+		if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+			cancel()
+			r.log.Error(err, "Starting the event recorder; events are dropped")
+			return discardRecorder{}
+		}
+		r.events, r.cancel = b, cancel
+	}
+	return r.events.NewRecorder(r.scheme, name)
+}
+
+// legacyRecorder returns a core/v1 Events recorder; after stop, or when the broadcaster cannot
+// be created, one that drops events.
+func (r *recorders) legacyRecorder(name string) record.EventRecorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return &record.FakeRecorder{}
+	}
+	if r.legacy == nil {
+		cs, err := r.clientset()
+		if err != nil {
+			r.log.Error(err, "Creating the event client; events are dropped")
+			return &record.FakeRecorder{}
+		}
+		b := record.NewBroadcaster()
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+		r.legacy = b
+	}
+	return r.legacy.NewRecorder(r.scheme, corev1.EventSource{Component: name})
+}
+
+func (r *recorders) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	if r.events != nil {
+		r.events.Shutdown()
+		r.cancel()
+	}
+	if r.legacy != nil {
+		r.legacy.Shutdown()
+	}
+}
+
+// discardRecorder is an events.EventRecorder that drops every event.
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
+}

@@ -1,0 +1,141 @@
+package kcp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+
+	"mcr.dev/conformance"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/providers/kcp"
+)
+
+// kcpHarness makes each conformance member a logical cluster of the test shards: the fleet
+// picks one of east, west and north for it, the member's shard learns the logical cluster, and a
+// ready APIBinding annotated with it appears there, as when a workspace binds the APIExport.
+// The member's direct client is a client of the logical cluster through the shard's scoped
+// path, so that the suite's markers are written into that logical cluster.
+type kcpHarness struct {
+	fleet *conformance.Fleet
+	slice string
+}
+
+var (
+	_ conformance.Harness          = &kcpHarness{}
+	_ conformance.ReadinessToggler = &kcpHarness{}
+)
+
+func (h *kcpHarness) NewProvider(context.Context) (multicluster.Provider, error) {
+	return kcp.New(providerConfig(), h.slice, kcp.Options{
+		CacheSyncTimeout: 30 * time.Second,
+		RetryMinDelay:    100 * time.Millisecond,
+		RetryMaxDelay:    2 * time.Second,
+	})
+}
+
+// memberBinding returns the APIBinding of a member.
+func memberBinding(fleet *conformance.Fleet, id string) (binding, error) {
+	fm := fleet.Get(id)
+	if fm == nil {
+		return binding{}, fmt.Errorf("no fleet member %q", id)
+	}
+	return binding{backend: fm.Server().Name(), name: id + "-binding", cluster: logicalcluster.Name(id)}, nil
+}
+
+func (h *kcpHarness) CreateMember(ctx context.Context, id string) (conformance.Member, error) {
+	fm, err := h.fleet.Add(ctx, id)
+	if err != nil {
+		return conformance.Member{}, err
+	}
+	backend, cluster := fm.Server().Name(), logicalcluster.Name(id)
+	fail := func(err error) (conformance.Member, error) {
+		shardOf(backend).RemoveCluster(cluster)
+		return conformance.Member{}, errors.Join(err, h.fleet.Remove(ctx, id))
+	}
+	if err := shardOf(backend).AddCluster(cluster, logicalcluster.Name(backend)); err != nil {
+		return fail(err)
+	}
+	obj := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: id + "-binding", Annotations: map[string]string{logicalcluster.AnnotationKey: id}},
+		Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
+			Export: &apisv1alpha1.ExportBindingReference{Name: exportName},
+		}},
+	}
+	if err := backends[backend].Create(ctx, obj); err != nil {
+		return fail(fmt.Errorf("creating the APIBinding of %q: %w", id, err))
+	}
+	b := binding{backend: backend, name: obj.Name, cluster: cluster}
+	if err := b.setReadyErr(ctx, true); err != nil {
+		return fail(errors.Join(fmt.Errorf("making the APIBinding of %q ready: %w", id, err), b.delete(ctx)))
+	}
+	direct, err := newClusterClient(backend, cluster)
+	if err != nil {
+		return fail(errors.Join(err, b.delete(ctx)))
+	}
+	return conformance.Member{ID: id, Name: multicluster.ClusterName(id), Client: direct}, nil
+}
+
+// UpdateMember labels the member's APIBinding: a change that is not a change of the member.
+func (h *kcpHarness) UpdateMember(ctx context.Context, m conformance.Member) error {
+	b, err := memberBinding(h.fleet, m.ID)
+	if err != nil {
+		return err
+	}
+	obj := &apisv1alpha1.APIBinding{}
+	if err := backends[b.backend].Get(ctx, client.ObjectKey{Name: b.name}, obj); err != nil {
+		return err
+	}
+	obj.Labels = map[string]string{"conformance.mcr.dev/touched": time.Now().Format("150405.000000")}
+	return backends[b.backend].Update(ctx, obj)
+}
+
+// DeleteMember deletes the member's APIBinding (its last one), then forgets the logical cluster.
+func (h *kcpHarness) DeleteMember(ctx context.Context, m conformance.Member) error {
+	b, err := memberBinding(h.fleet, m.ID)
+	if err != nil {
+		return err
+	}
+	if err := b.delete(ctx); err != nil {
+		return err
+	}
+	shardOf(b.backend).RemoveCluster(b.cluster)
+	return h.fleet.Remove(ctx, m.ID)
+}
+
+// SetReady sets the Ready condition of the member's APIBinding.
+func (h *kcpHarness) SetReady(ctx context.Context, m conformance.Member, ready bool) error {
+	b, err := memberBinding(h.fleet, m.ID)
+	if err != nil {
+		return err
+	}
+	return b.setReadyErr(ctx, ready)
+}
+
+// TestConformance runs the mcr conformance suite against the provider with its default options
+// (APIBindings, ready when their Ready condition is True) on a slice with both shards.
+func TestConformance(t *testing.T) {
+	harness := &kcpHarness{
+		fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
+		slice: newSlice(t, shardA.URL(), shardB.URL()),
+	}
+	conformance.Run(t, harness, conformance.Options{
+		Features: []conformance.Feature{
+			conformance.MemberReadiness,
+			conformance.EngageErrorRecovery,
+			conformance.Scale,
+		},
+		Implementation: conformance.Implementation{
+			Organization: "mcr",
+			Project:      "mcr.dev/providers/kcp",
+		},
+	})
+}

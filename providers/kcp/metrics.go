@@ -1,0 +1,36 @@
+package kcp
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// Errors counts failures by reason: EndpointUnavailable (an endpoint of the slice cannot
+	// be watched; counted each attempt), EngageFailed (a ready logical cluster cannot be
+	// engaged; counted each attempt) and InvalidObject (an object of the watched type without a
+	// valid kcp.io/cluster annotation; counted each time it changes).
+	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcr_kcp_provider_errors_total",
+		Help: "Failures of the kcp provider, by reason.",
+	}, []string{"reason"})
+
+	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the watched slices
+	// that cannot be watched at the moment, summed over the kcp providers of the process. Alert
+	// on it staying above zero.
+	BrokenEndpoints = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_kcp_provider_broken_endpoints",
+		Help: "Number of virtual workspace endpoints the kcp provider cannot watch at the moment.",
+	})
+
+	// LogicalClusters is the number of logical clusters engaged, summed over the kcp providers
+	// of the process.
+	LogicalClusters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_kcp_provider_logical_clusters",
+		Help: "Number of logical clusters the kcp provider has engaged.",
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, LogicalClusters)
+}

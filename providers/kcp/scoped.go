@@ -1,0 +1,329 @@
+package kcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+var _ cache.Cache = &scopedCache{}
+
+// scopedCache is the cache of one logical cluster: a view of its endpoint's shared wildcard
+// cache that reads, indexes and notifies only that logical cluster's objects. Informers it is
+// asked for are created on the wildcard cache, once per endpoint, and shared.
+//
+// Every event handler added through it is remembered and removed when the logical cluster is
+// disengaged (stop), so that nothing of a disengaged cluster stays registered on the shared
+// informers.
+type scopedCache struct {
+	wc      *wildcardCache
+	cluster logicalcluster.Name
+	// watched is the endpoint's informer of the watched type, whose sync WaitForCacheSync waits
+	// for.
+	watched toolscache.SharedIndexInformer
+
+	mu       sync.Mutex
+	stopped  bool
+	handlers map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer
+}
+
+func newScopedCache(e *endpoint, cluster logicalcluster.Name) *scopedCache {
+	return &scopedCache{
+		wc:       e.cache,
+		cluster:  cluster,
+		watched:  e.informer,
+		handlers: map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer{},
+	}
+}
+
+// errDisengaged is returned when a handler is added through the cache of a disengaged cluster.
+var errDisengaged = errors.New("the logical cluster was disengaged")
+
+// stop removes every event handler added through the cache; later additions fail.
+func (c *scopedCache) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	handlers := c.handlers
+	c.handlers = map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer{}
+	c.mu.Unlock()
+	for reg, informer := range handlers {
+		_ = informer.RemoveEventHandler(reg)
+	}
+}
+
+// handlerCount returns how many event handlers are registered through the cache.
+func (c *scopedCache) handlerCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.handlers)
+}
+
+// Get reads an object of the logical cluster from the shared informer of its type, waiting
+// until that informer has synced.
+func (c *scopedCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	inf, err := c.wc.informerFor(ctx, obj)
+	if err != nil {
+		return err
+	}
+	if inf.mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
+		key.Namespace = ""
+	}
+	item, exists, err := inf.informer.GetIndexer().GetByKey(kcpcache.ToClusterAwareKey(c.cluster.String(), key.Namespace, key.Name))
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return apierrors.NewNotFound(inf.mapping.Resource.GroupResource(), key.Name)
+	}
+	return copyInto(item, obj, inf.gvk)
+}
+
+// copyInto deep-copies a cached object into out, as controller-runtime's cache reader does.
+func copyInto(item any, out client.Object, gvk schema.GroupVersionKind) error {
+	obj, ok := item.(runtime.Object)
+	if !ok {
+		return fmt.Errorf("cache contained %T, which is not an Object", item)
+	}
+	obj = obj.DeepCopyObject()
+	outVal, objVal := reflect.ValueOf(out), reflect.ValueOf(obj)
+	if !objVal.Type().AssignableTo(outVal.Type()) {
+		return fmt.Errorf("cache had type %s, but %s was asked for", objVal.Type(), outVal.Type())
+	}
+	reflect.Indirect(outVal).Set(reflect.Indirect(objVal))
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+// List lists objects of the logical cluster from the shared informer of their type, waiting
+// until it has synced. Field selectors must be exact matches on fields indexed with IndexField,
+// as with controller-runtime's cache.
+func (c *scopedCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := client.ListOptions{}
+	o.ApplyOptions(opts)
+	if o.Continue != "" {
+		return errors.New("continue list option is not supported by the cache")
+	}
+	inf, err := c.wc.informerFor(ctx, list)
+	if err != nil {
+		return err
+	}
+	indexer := inf.informer.GetIndexer()
+	namespace := o.Namespace
+	if inf.mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
+		namespace = ""
+	}
+	var items []any
+	switch {
+	case o.FieldSelector != nil && !o.FieldSelector.Empty():
+		items, err = c.byFields(indexer, o.FieldSelector, namespace)
+	case namespace != "":
+		items, err = indexer.ByIndex(kcpcache.ClusterAndNamespaceIndexName, kcpcache.ClusterAndNamespaceIndexKey(c.cluster, namespace))
+	default:
+		items, err = indexer.ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(c.cluster))
+	}
+	if err != nil {
+		return err
+	}
+	objs := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		if o.Limit > 0 && int64(len(objs)) >= o.Limit {
+			break
+		}
+		obj, ok := item.(client.Object)
+		if !ok {
+			return fmt.Errorf("cache contained %T, which is not an Object", item)
+		}
+		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
+			continue
+		}
+		out := obj.DeepCopyObject()
+		out.GetObjectKind().SetGroupVersionKind(inf.gvk)
+		objs = append(objs, out)
+	}
+	return apimeta.SetList(list, objs)
+}
+
+// byFields returns the objects of the logical cluster whose indexed fields match every
+// requirement of an exact-match selector: the first requirement through its index, the others
+// by filtering.
+func (c *scopedCache) byFields(indexer toolscache.Indexer, sel fields.Selector, namespace string) ([]any, error) {
+	reqs := sel.Requirements()
+	for _, r := range reqs {
+		if r.Operator != selection.Equals && r.Operator != selection.DoubleEquals {
+			return nil, fmt.Errorf("non-exact field matches are not supported by the cache (field %q)", r.Field)
+		}
+	}
+	items, err := indexer.ByIndex(fieldIndexName(reqs[0].Field), fieldIndexKey(c.cluster, namespace, reqs[0].Value))
+	if err != nil {
+		return nil, err
+	}
+	indexers := indexer.GetIndexers()
+	for _, r := range reqs[1:] {
+		fn, ok := indexers[fieldIndexName(r.Field)]
+		if !ok {
+			return nil, fmt.Errorf("index with name %s does not exist", fieldIndexName(r.Field))
+		}
+		want := fieldIndexKey(c.cluster, namespace, r.Value)
+		items = slices.DeleteFunc(items, func(item any) bool {
+			keys, err := fn(item)
+			return err != nil || !slices.Contains(keys, want)
+		})
+	}
+	return items, nil
+}
+
+// GetInformer returns the shared informer of obj's type, seen through this logical cluster.
+func (c *scopedCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	inf, err := c.wc.sharedInformer(ctx, obj, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &scopedInformer{cache: c, informer: inf}, nil
+}
+
+// GetInformerForKind returns the shared informer of a kind, seen through this logical cluster.
+func (c *scopedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	inf, err := c.wc.GetInformerForKind(ctx, gvk, opts...)
+	if err != nil {
+		return nil, err
+	}
+	sii, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil, fmt.Errorf("the informer for %s is a %T, not a SharedIndexInformer", gvk, inf)
+	}
+	return &scopedInformer{cache: c, informer: sii}, nil
+}
+
+// RemoveInformer removes the event handlers this logical cluster added to the informer of
+// obj's type. The informer itself keeps serving the endpoint's other logical clusters.
+func (c *scopedCache) RemoveInformer(ctx context.Context, obj client.Object) error {
+	inf, err := c.wc.sharedInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	var remove []toolscache.ResourceEventHandlerRegistration
+	for reg, owner := range c.handlers {
+		if owner == inf {
+			remove = append(remove, reg)
+			delete(c.handlers, reg)
+		}
+	}
+	c.mu.Unlock()
+	for _, reg := range remove {
+		_ = inf.RemoveEventHandler(reg)
+	}
+	return nil
+}
+
+// Start fails: the cache of a logical cluster is a view of its endpoint's cache, which the
+// provider runs.
+func (c *scopedCache) Start(context.Context) error {
+	return fmt.Errorf("the cache of logical cluster %q is part of its endpoint's shared cache, which the kcp provider runs", c.cluster)
+}
+
+// WaitForCacheSync waits for the endpoint's informer of the watched type. Informers of other
+// types are waited for by those who use them (sources wait for their handlers to sync, reads
+// for their informer), so that one type the endpoint cannot serve does not hold up every
+// logical cluster.
+func (c *scopedCache) WaitForCacheSync(ctx context.Context) bool {
+	return waitFor(ctx, c.watched.HasSynced)
+}
+
+// IndexField adds the index to the endpoint's shared informer, once per endpoint.
+func (c *scopedCache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	return c.wc.IndexField(ctx, obj, field, extract)
+}
+
+// scopedInformer is a shared informer of the endpoint seen through one logical cluster: its
+// handlers are told about that cluster's objects only.
+type scopedInformer struct {
+	cache    *scopedCache
+	informer toolscache.SharedIndexInformer
+}
+
+var _ cache.Informer = &scopedInformer{}
+
+func (i *scopedInformer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandlerWithOptions(handler, toolscache.HandlerOptions{})
+}
+
+func (i *scopedInformer) AddEventHandlerWithResyncPeriod(handler toolscache.ResourceEventHandler, resyncPeriod time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.AddEventHandlerWithOptions(handler, toolscache.HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+func (i *scopedInformer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, options toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	cluster := i.cache.cluster
+	mine := func(obj any) bool {
+		o, ok := objectOf(obj)
+		return ok && logicalcluster.From(o) == cluster
+	}
+	filtered := toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if mine(obj) {
+				handler.OnAdd(obj, isInInitialList)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if mine(newObj) {
+				handler.OnUpdate(oldObj, newObj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if mine(obj) {
+				handler.OnDelete(obj)
+			}
+		},
+	}
+	i.cache.mu.Lock()
+	defer i.cache.mu.Unlock()
+	if i.cache.stopped {
+		return nil, fmt.Errorf("adding an event handler for logical cluster %q: %w", cluster, errDisengaged)
+	}
+	reg, err := i.informer.AddEventHandlerWithOptions(filtered, options)
+	if err != nil {
+		return nil, err
+	}
+	i.cache.handlers[reg] = i.informer
+	return reg, nil
+}
+
+func (i *scopedInformer) RemoveEventHandler(reg toolscache.ResourceEventHandlerRegistration) error {
+	i.cache.mu.Lock()
+	delete(i.cache.handlers, reg)
+	i.cache.mu.Unlock()
+	return i.informer.RemoveEventHandler(reg)
+}
+
+// AddIndexers fails: indexes are added with IndexField, which adds them once per endpoint and
+// keys them by logical cluster.
+func (i *scopedInformer) AddIndexers(toolscache.Indexers) error {
+	return errors.New("indexers cannot be added through a logical cluster's informer; use IndexField")
+}
+
+func (i *scopedInformer) HasSynced() bool { return i.informer.HasSynced() }
+
+func (i *scopedInformer) HasSyncedChecker() toolscache.DoneChecker {
+	return i.informer.HasSyncedChecker()
+}
+
+func (i *scopedInformer) IsStopped() bool { return i.informer.IsStopped() }
