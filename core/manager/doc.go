@@ -14,4 +14,6 @@
 //     engaged when there is no provider, so the same controller runs in single-cluster mode.
 //   - Field indexes reach every engaged cluster, the local one included when it is engaged.
 //   - GetCluster for an unknown name always wraps multicluster.ErrClusterNotFound.
+//   - Several replicas can share the fleet (WithSharding): each cluster is engaged on exactly one
+//     live replica, fenced by Kubernetes Leases, and moves when replicas come and go.
 package manager

@@ -21,6 +21,7 @@ import (
 	mccontext "mcr.dev/core/context"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/sharding"
 )
 
 // LocalCluster is the name of the cluster the local manager talks to.
@@ -98,9 +99,47 @@ func WithProviderLeaderElection(needed bool) Option {
 	return func(m *mcManager) { m.providerNeedsLeader = needed }
 }
 
+// WithSharding shares the provider's clusters among the replicas of the binary: each cluster is
+// engaged with the Awares (controllers) of exactly one live replica, chosen by rendezvous
+// hashing over the replicas that hold a membership Lease, and fenced by a per-cluster Lease that
+// replica must hold first. See package sharding for the design, the guarantees and the cost.
+//
+// The provider still runs on every replica and discovers every cluster; the manager only hands
+// the clusters this replica owns to its Awares. Consequences for controllers:
+//   - EngagedClusters lists the clusters this replica owns.
+//   - GetCluster and ClusterFromContext answer only for owned clusters (and LocalCluster):
+//     other names wrap multicluster.ErrClusterNotFound, so that requests still queued for a
+//     cluster that moved to another replica end without touching it. Reach clusters owned
+//     elsewhere through GetProvider().Get.
+//   - The local cluster is not sharded: with WithLocalClusterEngaged it is engaged on every
+//     replica.
+//
+// Every replica must run the controllers, so sharding excludes leader election: New fails when
+// both are enabled. Unset fields of opts are defaulted by package sharding, except Config, which
+// defaults to the manager's host config, and, with New, Group, which defaults to the
+// LeaderElectionID of the manager's Options. A manager without a provider ignores sharding.
+func WithSharding(opts sharding.Options) Option {
+	return func(m *mcManager) { m.shardingOpts = &opts }
+}
+
 // New creates a controller-runtime manager for config and wraps it with the provider. The
 // provider may be nil: the manager then runs controllers on the local cluster only.
 func New(config *rest.Config, provider multicluster.Provider, opts Options, mcOpts ...Option) (Manager, error) {
+	var probe mcManager
+	for _, o := range mcOpts {
+		o(&probe)
+	}
+	if probe.shardingOpts != nil && provider != nil {
+		if opts.LeaderElection {
+			return nil, errors.New("sharding and leader election exclude each other: with sharding, " +
+				"every replica runs the controllers for the clusters it owns")
+		}
+		if probe.shardingOpts.Group == "" && opts.LeaderElectionID != "" {
+			shardingOpts := *probe.shardingOpts
+			shardingOpts.Group = opts.LeaderElectionID
+			mcOpts = append(slices.Clone(mcOpts), WithSharding(shardingOpts))
+		}
+	}
 	local, err := manager.New(config, opts)
 	if err != nil {
 		return nil, err
@@ -121,6 +160,23 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 	}
 	if provider == nil {
 		m.engageLocal = true
+	}
+	if m.shardingOpts != nil && provider != nil {
+		opts := *m.shardingOpts
+		if opts.Config == nil {
+			opts.Config = local.GetConfig()
+		}
+		if opts.Log.GetSink() == nil {
+			opts.Log = m.log.WithName("sharding")
+		}
+		coordinator, err := sharding.New(awareFunc(m.engageAwares), opts)
+		if err != nil {
+			return nil, err
+		}
+		m.coordinator = coordinator
+		if err := local.Add(coordinator); err != nil {
+			return nil, err
+		}
 	}
 	if err := local.Add(&localEngager{m: m}); err != nil {
 		return nil, err
@@ -146,15 +202,35 @@ type mcManager struct {
 	log                 logr.Logger
 	engageLocal         bool
 	providerNeedsLeader bool
+	shardingOpts        *sharding.Options
+	coordinator         *sharding.Coordinator // nil unless sharding
 
 	mu      sync.Mutex
 	awares  []multicluster.Aware
 	engaged map[multicluster.ClusterName]*engagedCluster
 }
 
+// awareFunc adapts a function to multicluster.Aware.
+type awareFunc func(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error
+
+func (f awareFunc) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	return f(ctx, name, cl)
+}
+
 // Engage engages the cluster with every Aware. It returns once all have engaged it, or with the
 // error of those that failed after disengaging the cluster from the others again.
+//
+// With sharding, the cluster goes to the sharding coordinator instead, which returns at once and
+// engages the Awares with it, in the same way, if and when this replica owns it.
 func (m *mcManager) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	if m.coordinator != nil {
+		return m.coordinator.Engage(ctx, name, cl)
+	}
+	return m.engageAwares(ctx, name, cl)
+}
+
+// engageAwares engages the cluster with every Aware, all or nothing.
+func (m *mcManager) engageAwares(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
 	if cl == nil {
 		return fmt.Errorf("cannot engage cluster %q: cluster is nil", name)
 	}
@@ -255,6 +331,15 @@ func (m *mcManager) GetCluster(ctx context.Context, name multicluster.ClusterNam
 	if m.provider == nil {
 		return nil, fmt.Errorf("cluster %q: no provider is configured: %w", name, multicluster.ErrClusterNotFound)
 	}
+	if m.coordinator != nil {
+		m.mu.Lock()
+		e, ok := m.engaged[name]
+		m.mu.Unlock()
+		if !ok || e.ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster %q is not owned by this replica: %w", name, multicluster.ErrClusterNotFound)
+		}
+		return e.cluster, nil
+	}
 	return m.provider.Get(ctx, name)
 }
 
@@ -309,7 +394,8 @@ func (l *localEngager) Start(ctx context.Context) error {
 	if !l.m.Manager.GetCache().WaitForCacheSync(ctx) {
 		return nil // stopping
 	}
-	if err := l.m.Engage(ctx, LocalCluster, l.m.Manager); err != nil {
+	// Not through Engage: the local cluster is never sharded.
+	if err := l.m.engageAwares(ctx, LocalCluster, l.m.Manager); err != nil {
 		return fmt.Errorf("engaging the local cluster: %w", err)
 	}
 	return nil

@@ -8,6 +8,10 @@
 //	mcr_reconcile_total{controller,cluster,result} counter reconciles per cluster; result is
 //	                                                      success, error, requeue or requeue_after
 //	mcr_cluster_source_errors_total{controller} counter   per-cluster sources that failed to start or sync
+//	mcr_sharding_owned_clusters                 gauge     clusters this replica owns and has engaged
+//	mcr_sharding_peers                          gauge     live replicas of the group, this one included while current
+//	mcr_sharding_ownership_changes_total{change} counter  clusters acquired, released or lost
+//	mcr_sharding_lease_writes_total{role}       counter   Lease writes, role "member" or "cluster"
 //
 // Series labeled with a cluster are deleted when the cluster is disengaged, so a churning fleet
 // does not grow the registry without bound.
