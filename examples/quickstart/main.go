@@ -9,11 +9,15 @@
 // it reconciles across the fleet, prints what it reconciled where and exits. `make demo` runs it.
 //
 // With -kubeconfig it runs against real clusters instead, without starting anything: every
-// context of the given kubeconfig files, directories or globs is a cluster. It creates the
-// namespace "demo" and the ConfigMap demo/greeting in each where they are missing.
+// context of the given kubeconfig files, directories or globs is a cluster. With -kind the
+// clusters are those of the local kind installation (the kind provider,
+// mcr.dev/providers/kind), optionally only those whose names start with -kind-prefix. Either
+// way it creates the namespace "demo" and the ConfigMap demo/greeting in each cluster where they
+// are missing.
 //
 //	go run ./quickstart -kubeconfig ~/.kube/config
 //	go run ./quickstart -kubeconfig '/etc/fleet/:/etc/fleets/*/kubeconfig'
+//	go run ./quickstart -kind -kind-prefix fleet-
 package main
 
 import (
@@ -39,10 +43,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/providers/file"
+	"mcr.dev/providers/kind"
 )
 
 const (
@@ -50,58 +57,87 @@ const (
 	annotation = "mcr.dev/reconciled-in"
 )
 
-const kubeconfigUsage = "kubeconfig files, directories or globs, separated by '" + string(os.PathListSeparator) +
-	"', to run against instead of an embedded fleet (every context is a cluster)"
-
 func main() {
-	members := flag.Int("clusters", 3, "number of clusters in the embedded fleet")
-	timeout := flag.Duration("timeout", 3*time.Minute, "give up after this long")
-	// controller-runtime registers -kubeconfig on the default flag set already (for
-	// GetConfig, which this command does not use); give it this command's meaning.
-	kubeconfigFlag := flag.Lookup("kubeconfig")
-	if kubeconfigFlag == nil {
-		flag.String("kubeconfig", "", kubeconfigUsage)
-		kubeconfigFlag = flag.Lookup("kubeconfig")
-	}
-	kubeconfigFlag.Usage = kubeconfigUsage
-	flag.Parse()
-	log.SetLogger(logr.Discard())
-
-	ctx, cancel := context.WithTimeout(mcr.SetupSignalHandler(), *timeout)
-	err := run(ctx, *members, kubeconfigFlag.Value.String())
-	cancel()
-	if err != nil {
+	if err := runCommand(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, n int, paths string) error {
-	var opts file.Options
-	if paths != "" {
-		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(paths)
-		fmt.Printf("Reading kubeconfigs from %s\n", paths)
+// options say which fleet the quickstart runs on.
+type options struct {
+	// clusters is the size of the embedded fleet, used when neither kubeconfig nor kind is set.
+	clusters int
+	// kubeconfig lists kubeconfig files, directories and globs (the file provider).
+	kubeconfig string
+	// kind selects the local kind clusters whose names start with kindPrefix (the kind provider).
+	kind       bool
+	kindPrefix string
+}
+
+// runCommand parses the command line and runs the quickstart.
+func runCommand(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	var o options
+	fs.IntVar(&o.clusters, "clusters", 3, "number of clusters in the embedded fleet")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig files, directories or globs, separated by '"+string(os.PathListSeparator)+
+		"', to run against instead of an embedded fleet (every context is a cluster)")
+	fs.BoolVar(&o.kind, "kind", false, "run against the clusters of the local kind installation instead of an embedded fleet")
+	fs.StringVar(&o.kindPrefix, "kind-prefix", "", "with -kind: only the kind clusters whose names start with this prefix")
+	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.kind && o.kubeconfig != "" {
+		return errors.New("-kind and -kubeconfig exclude each other")
+	}
+	log.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	return run(ctx, o)
+}
+
+func run(ctx context.Context, o options) error {
+	var (
+		provider mcr.Provider
+		configs  map[mcr.ClusterName]*rest.Config
+		err      error
+	)
+	if o.kind {
+		// snippet:begin quickstart-kind
+		// The kind provider lists the kind clusters and engages each under its kind name.
+		provider = kind.New(kind.Options{Prefix: o.kindPrefix})
+		// snippet:end quickstart-kind
+		fmt.Printf("Using the kind clusters named %s*\n", o.kindPrefix)
+		if configs, err = kindConfigs(o.kindPrefix); err != nil {
+			return err
+		}
 	} else {
-		dir, stop, err := embeddedFleet(ctx, n)
+		var opts file.Options
+		if o.kubeconfig != "" {
+			opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(o.kubeconfig)
+			fmt.Printf("Reading kubeconfigs from %s\n", o.kubeconfig)
+		} else {
+			dir, stop, err := embeddedFleet(ctx, o.clusters)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			opts.Dirs = []string{dir}
+		}
+		// Discovery goes through the files: the provider reads them, names one cluster per
+		// context (<file>+<context>) and keeps watching them while the manager runs.
+		fileProvider, err := file.New(opts)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		opts.Dirs = []string{dir}
-	}
-
-	// Discovery goes through the files: the provider reads them, names one cluster per context
-	// (<file>+<context>) and keeps watching them while the manager runs.
-	provider, err := file.New(opts)
-	if err != nil {
-		return err
-	}
-	configs, err := provider.ReadConfigs()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
+		provider = fileProvider
+		if configs, err = fileProvider.ReadConfigs(); err != nil {
+			fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
+		}
 	}
 	if len(configs) == 0 {
-		return errors.New("no usable kubeconfig context found")
+		return errors.New("no usable cluster found")
 	}
 	names := slices.Sorted(maps.Keys(configs))
 
@@ -128,6 +164,7 @@ func run(ctx context.Context, n int, paths string) error {
 
 	var mu sync.Mutex
 	reconciled := map[mcr.ClusterName]string{}
+	// snippet:begin quickstart-controller
 	err = mcr.NewControllerManagedBy(mgr).
 		Named("configmap-marker").
 		For(&corev1.ConfigMap{}).
@@ -163,6 +200,7 @@ func run(ctx context.Context, n int, paths string) error {
 	if err != nil {
 		return err
 	}
+	// snippet:end quickstart-controller
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
@@ -268,8 +306,11 @@ func seed(ctx context.Context, name string, cfg *rest.Config) error {
 		return err
 	}
 	// The greeting names the kubeconfig context: the part of the cluster name after the
-	// first "+" (the provider's naming scheme).
-	_, contextName, _ := strings.Cut(name, "+")
+	// first "+" (the file provider's naming scheme), or the kind cluster.
+	contextName := name
+	if _, after, found := strings.Cut(name, "+"); found {
+		contextName = after
+	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		&corev1.ConfigMap{
@@ -298,4 +339,31 @@ func unmarked(ctx context.Context, clients map[mcr.ClusterName]client.Client) ([
 		}
 	}
 	return missing, nil
+}
+
+// kindConfigs reads the kubeconfigs of the kind clusters whose names start with prefix, through
+// the kind library as the kind command line does, so that the quickstart can seed and check
+// each cluster directly. The provider reads them again on its own.
+func kindConfigs(prefix string) (map[mcr.ClusterName]*rest.Config, error) {
+	kp := kindcluster.NewProvider()
+	names, err := kp.List()
+	if err != nil {
+		return nil, fmt.Errorf("listing kind clusters: %w", err)
+	}
+	configs := map[mcr.ClusterName]*rest.Config{}
+	for _, name := range names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		data, err := kp.KubeConfig(name, false)
+		if err != nil {
+			return nil, fmt.Errorf("reading the kubeconfig of kind cluster %s: %w", name, err)
+		}
+		cfg, err := kubeconfig.Load([]byte(data), kubeconfig.Policy{})
+		if err != nil {
+			return nil, fmt.Errorf("loading the kubeconfig of kind cluster %s: %w", name, err)
+		}
+		configs[mcr.ClusterName(name)] = cfg
+	}
+	return configs, nil
 }

@@ -1,0 +1,68 @@
+// Package marker is the uniform controller the provider examples run: in every cluster of the
+// fleet it marks the ConfigMaps labeled Label=true with the name of the cluster it found them
+// in (annotation Annotation). The point of those examples is the provider wiring; a controller
+// whose effect is visible in every member shows that the wiring works.
+package marker
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	mcr "mcr.dev/core"
+	"mcr.dev/core/builder"
+)
+
+const (
+	// Label selects the ConfigMaps to mark: only those with the value "true".
+	Label = "mcr.dev/example"
+	// Annotation is set to the name of the cluster the ConfigMap was reconciled in.
+	Annotation = "mcr.dev/reconciled-in"
+)
+
+// Setup adds the controller to mgr.
+func Setup(mgr mcr.Manager) error {
+	labeled := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[Label] == "true" })
+	err := mcr.NewControllerManagedBy(mgr).
+		Named("configmap-marker").
+		For(&corev1.ConfigMap{}, builder.WithPredicates(labeled)).
+		Complete(&Reconciler{Manager: mgr})
+	if err != nil {
+		return fmt.Errorf("setting up the configmap-marker controller: %w", err)
+	}
+	return nil
+}
+
+// Reconciler marks one ConfigMap.
+type Reconciler struct {
+	Manager mcr.Manager
+}
+
+// Reconcile annotates the ConfigMap with the name of its cluster.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result, error) {
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return mcr.Result{}, err
+	}
+	cm := &corev1.ConfigMap{}
+	if err := cl.GetClient().Get(ctx, req.NamespacedName, cm); err != nil {
+		return mcr.Result{}, client.IgnoreNotFound(err)
+	}
+	if cm.Annotations[Annotation] == string(req.ClusterName) {
+		return mcr.Result{}, nil
+	}
+	patch := client.MergeFrom(cm.DeepCopy())
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[Annotation] = string(req.ClusterName)
+	if err := cl.GetClient().Patch(ctx, cm, patch); err != nil {
+		return mcr.Result{}, fmt.Errorf("annotating ConfigMap %s: %w", req.NamespacedName, err)
+	}
+	// The logger of a reconcile already carries the cluster, namespace and name.
+	mcr.LoggerFrom(ctx).Info("Marked ConfigMap with its cluster")
+	return mcr.Result{}, nil
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	mcr "mcr.dev/core"
+	"mcr.dev/core/builder"
+	mchandler "mcr.dev/core/handler"
+)
+
+const (
+	// finalizer holds a FleetConfigMap in the host until its copies in the members are deleted.
+	finalizer = "examples.mcr.dev/fleet-copies"
+	// copyLabel marks the copies in the members, so that changes to them lead back to their
+	// FleetConfigMap (same namespace and name, in the host).
+	copyLabel = "examples.mcr.dev/fleetconfigmap"
+	// memberTimeout bounds the work on one member in one reconcile: an unreachable member is
+	// reported in the status and retried, and never holds up the others.
+	memberTimeout = 10 * time.Second
+	// retryAfter is when a FleetConfigMap with members out of sync is reconciled again.
+	retryAfter = 10 * time.Second
+)
+
+// snippet:begin aware-wiring
+
+// setup adds the FleetConfigMap controller to mgr.
+func setup(mgr mcr.Manager) error {
+	// Joining and leaving the fleet changes what a FleetConfigMap must do, although nothing
+	// changed in the host: membership turns into events for the controller.
+	membership := &membershipEvents{events: make(chan event.GenericEvent, 1)}
+	if err := mgr.Add(membership); err != nil {
+		return err
+	}
+	host := mgr.GetLocalManager().GetClient()
+	reconcileAll := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcr.Request {
+		var list FleetConfigMapList
+		if err := host.List(ctx, &list); err != nil {
+			mgr.GetLogger().Error(err, "Cannot list FleetConfigMaps after a fleet change")
+			return nil
+		}
+		reqs := make([]mcr.Request, 0, len(list.Items))
+		for _, f := range list.Items {
+			reqs = append(reqs, hostRequest(f.Namespace, f.Name))
+		}
+		return reqs
+	})
+
+	return mcr.NewControllerManagedBy(mgr).
+		Named("fleetconfigmap").
+		// The source objects live in the host only (the members do not even have the CRD).
+		For(&FleetConfigMap{}, builder.WithEngageWithLocalCluster(true), builder.WithEngageWithProviderClusters(false)).
+		// A copy changed or deleted in a member: reconcile its source in the host, which puts
+		// the copy back.
+		Watches(&corev1.ConfigMap{}, mchandler.EnqueueRequestsFromClusterMapFunc(
+			func(_ context.Context, _ mcr.ClusterName, obj client.Object) []mcr.Request {
+				if obj.GetLabels()[copyLabel] != "true" {
+					return nil
+				}
+				return []mcr.Request{hostRequest(obj.GetNamespace(), obj.GetName())}
+			}), builder.WithEngageWithLocalCluster(false)).
+		WatchesRawSource(source.TypedChannel(membership.events, reconcileAll)).
+		Complete(&Reconciler{Manager: mgr})
+}
+
+// snippet:end aware-wiring
+
+// hostRequest is a request for a FleetConfigMap: an object of the host, the local cluster.
+func hostRequest(namespace, name string) mcr.Request {
+	return mcr.Request{
+		ClusterName: mcr.LocalCluster,
+		Request:     ctrlreconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}},
+	}
+}
+
+// Reconciler keeps the copies of a FleetConfigMap in every member and reports on them.
+type Reconciler struct {
+	Manager mcr.Manager
+}
+
+// snippet:begin aware-reconcile
+
+// Reconcile brings every member's copy of one FleetConfigMap in line with its spec, or deletes
+// the copies when the FleetConfigMap is being deleted, and writes the outcome to its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result, error) {
+	host := r.Manager.GetLocalManager().GetClient()
+	src := &FleetConfigMap{}
+	if err := host.Get(ctx, req.NamespacedName, src); err != nil {
+		return mcr.Result{}, client.IgnoreNotFound(err)
+	}
+	members := r.members()
+
+	// Deleted in the host: delete the copies, then let the FleetConfigMap go.
+	if !src.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(src, finalizer) {
+			return mcr.Result{}, nil
+		}
+		if err := r.forEachMember(ctx, members, func(ctx context.Context, name mcr.ClusterName, cl cluster.Cluster) error {
+			return deleteCopy(ctx, cl.GetClient(), src)
+		}).err(); err != nil {
+			return mcr.Result{}, err // retried with backoff; the FleetConfigMap stays until every copy is gone
+		}
+		controllerutil.RemoveFinalizer(src, finalizer)
+		return mcr.Result{}, host.Update(ctx, src)
+	}
+	if controllerutil.AddFinalizer(src, finalizer) {
+		if err := host.Update(ctx, src); err != nil {
+			return mcr.Result{}, err
+		}
+	}
+
+	// Spec down: write the copy in every member, all members at once.
+	results := r.forEachMember(ctx, members, func(ctx context.Context, name mcr.ClusterName, cl cluster.Cluster) error {
+		return writeCopy(ctx, cl.GetClient(), src)
+	})
+
+	// Status up: one entry per member.
+	status := results.status(src.Generation)
+	if !equality.Semantic.DeepEqual(src.Status, status) {
+		src.Status = status
+		if err := host.Status().Update(ctx, src); err != nil {
+			return mcr.Result{}, err
+		}
+	}
+	if results.err() != nil {
+		mcr.LoggerFrom(ctx).Info("Some members are out of sync; retrying", "synced", status.Synced)
+		return mcr.Result{RequeueAfter: retryAfter}, nil
+	}
+	return mcr.Result{}, nil
+}
+
+// snippet:end aware-reconcile
+
+// members returns the member clusters: every engaged cluster except the host itself, which is
+// engaged too when the manager is asked to treat it as a member.
+func (r *Reconciler) members() []mcr.ClusterName {
+	var names []mcr.ClusterName
+	for _, name := range r.Manager.EngagedClusters() {
+		if name != mcr.LocalCluster {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// memberResults maps each member to the outcome of an operation on it.
+type memberResults map[mcr.ClusterName]error
+
+// forEachMember runs fn for every member in parallel, each bounded by memberTimeout.
+func (r *Reconciler) forEachMember(ctx context.Context, members []mcr.ClusterName, fn func(context.Context, mcr.ClusterName, cluster.Cluster) error) memberResults {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		results = memberResults{}
+	)
+	for _, name := range members {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, memberTimeout)
+			defer cancel()
+			cl, err := r.Manager.GetCluster(ctx, name)
+			if err == nil {
+				err = fn(ctx, name, cl)
+			}
+			if err != nil {
+				mcr.LoggerFrom(ctx).Error(err, "Member out of sync", "cluster", name)
+			}
+			mu.Lock()
+			results[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+func (m memberResults) err() error {
+	var errs []error
+	for name, err := range m {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %q: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m memberResults) status(generation int64) FleetConfigMapStatus {
+	st := FleetConfigMapStatus{ObservedGeneration: generation, Clusters: []ClusterStatus{}}
+	synced := 0
+	for _, name := range sortedKeys(m) {
+		cs := ClusterStatus{Name: string(name), Synced: m[name] == nil}
+		if m[name] != nil {
+			cs.Message = m[name].Error()
+		} else {
+			synced++
+		}
+		st.Clusters = append(st.Clusters, cs)
+	}
+	st.Synced = fmt.Sprintf("%d/%d", synced, len(m))
+	return st
+}
+
+func sortedKeys(m memberResults) []mcr.ClusterName {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// writeCopy creates or updates the member's copy of src, and its namespace.
+func writeCopy(ctx context.Context, c client.Client, src *FleetConfigMap) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src.Namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", src.Namespace, err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: src.Name}}
+	_, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
+		if cm.Labels == nil {
+			cm.Labels = map[string]string{}
+		}
+		cm.Labels[copyLabel] = "true"
+		cm.Data = maps.Clone(src.Spec.Data)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing ConfigMap %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	return nil
+}
+
+// deleteCopy deletes the member's copy of src; a copy that is gone already is fine.
+func deleteCopy(ctx context.Context, c client.Client, src *FleetConfigMap) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: src.Name}}
+	if err := c.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting ConfigMap %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	return nil
+}
+
+// membershipEvents is a runnable that the manager engages with every cluster, like a
+// controller. It turns every engagement and every end of one into an event on a channel that
+// the controller watches. Events are coalesced: one pending event already makes the controller
+// reconcile every FleetConfigMap against the fleet as it is when that happens.
+type membershipEvents struct {
+	events chan event.GenericEvent
+}
+
+func (m *membershipEvents) Engage(ctx context.Context, _ mcr.ClusterName, _ cluster.Cluster) error {
+	m.notify()
+	context.AfterFunc(ctx, m.notify) // the cluster left the fleet
+	return nil
+}
+
+func (m *membershipEvents) notify() {
+	select {
+	case m.events <- event.GenericEvent{Object: &FleetConfigMap{}}:
+	default: // one is pending already
+	}
+}
+
+func (m *membershipEvents) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
