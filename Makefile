@@ -103,11 +103,11 @@ verify-versions: ## Check that shared dependencies have one version across modul
 DOCSNIPPETS := $(TOOLS_DIR)/docsnippets
 
 .PHONY: docs
-docs: ## Rewrite the code blocks of docs/ from the sources they quote (<!-- snippet: ... -->).
+docs: ## Rewrite the code blocks of docs/ and the READMEs from the sources they quote (<!-- snippet: ... -->).
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
-	@cd $(ROOT) && $(DOCSNIPPETS) -write docs
+	@cd $(ROOT) && $(DOCSNIPPETS) -write docs README.md conformance/README.md providers/*/README.md
 
 .PHONY: verify-docs
-verify-docs: ## Check that docs/ code blocks equal their sources and that those sources build.
+verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and that those sources build.
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
-	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs
+	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md
