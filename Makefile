@@ -57,7 +57,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint in every module.
 	for p in $(HACK_PROGRAMS); do \
 		echo "lint: $$p"; \
 		(cd $(ROOT)/$$p && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml main.go) || status=1; \
-	done; exit $$status
+	done; \
+	echo "lint: hack/docsnippets"; \
+	(cd $(ROOT)/hack/docsnippets && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...) || status=1; \
+	exit $$status
 
 .PHONY: tools
 tools: $(GOLANGCI_LINT) ## Install the pinned golangci-lint into bin/tools.
@@ -109,5 +112,5 @@ docs: ## Rewrite the code blocks of docs/ and the READMEs from the sources they 
 
 .PHONY: verify-docs
 verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and that those sources build.
-	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
+	@cd $(ROOT)/hack/docsnippets && GOWORK=off go test ./... && GOWORK=off go build -o $(DOCSNIPPETS) .
 	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md

@@ -222,7 +222,7 @@ func region(lines []string, name string) ([]string, error) {
 	begin, end := -1, -1
 	for i, l := range lines {
 		m := regionRE.FindStringSubmatch(l)
-		if m == nil || m[2] != name {
+		if len(m) < 3 || m[2] != name {
 			continue
 		}
 		switch {
