@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -87,6 +88,30 @@ func SeedMarked(t testing.TB, c client.Client, namespace, name string) {
 		if err := c.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
+	}
+}
+
+// InstallCRD creates crd with c (whose scheme must know apiextensions.k8s.io/v1) unless it
+// exists, and waits until it is established.
+func InstallCRD(t testing.TB, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	if err := c.Create(t.Context(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating CRD %s: %v", crd.Name, err)
+	}
+	deadline := time.Now().Add(WaitTimeout)
+	for {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crd), got); err == nil {
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s not established within %s", crd.Name, WaitTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

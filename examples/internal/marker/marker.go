@@ -1,6 +1,7 @@
 // Package marker is the uniform controller the provider examples run: in every cluster of the
 // fleet it marks the ConfigMaps labeled Label=true with the name of the cluster it found them
-// in (annotation Annotation). The point of those examples is the provider wiring; a controller
+// in (annotation Annotation) and, when it runs as one of several replicas sharing the fleet,
+// with the replica that did it (annotation ReplicaAnnotation). The point of those examples is the provider wiring; a controller
 // whose effect is visible in every member shows that the wiring works.
 package marker
 
@@ -21,15 +22,22 @@ const (
 	Label = "mcr.dev/example"
 	// Annotation is set to the name of the cluster the ConfigMap was reconciled in.
 	Annotation = "mcr.dev/reconciled-in"
+	// ReplicaAnnotation is set to the replica that reconciled the ConfigMap, by the controller
+	// SetupReplica adds.
+	ReplicaAnnotation = "mcr.dev/marked-by"
 )
 
 // Setup adds the controller to mgr.
-func Setup(mgr mcr.Manager) error {
+func Setup(mgr mcr.Manager) error { return SetupReplica(mgr, "") }
+
+// SetupReplica adds the controller to mgr, recording replica in ReplicaAnnotation of every
+// ConfigMap it marks; an empty replica records nothing, as Setup.
+func SetupReplica(mgr mcr.Manager, replica string) error {
 	labeled := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[Label] == "true" })
 	err := mcr.NewControllerManagedBy(mgr).
 		Named("configmap-marker").
 		For(&corev1.ConfigMap{}, builder.WithPredicates(labeled)).
-		Complete(&Reconciler{Manager: mgr})
+		Complete(&Reconciler{Manager: mgr, Replica: replica})
 	if err != nil {
 		return fmt.Errorf("setting up the configmap-marker controller: %w", err)
 	}
@@ -39,6 +47,8 @@ func Setup(mgr mcr.Manager) error {
 // Reconciler marks one ConfigMap.
 type Reconciler struct {
 	Manager mcr.Manager
+	// Replica, when not empty, is recorded in ReplicaAnnotation.
+	Replica string
 }
 
 // Reconcile annotates the ConfigMap with the name of its cluster.
@@ -51,7 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result
 	if err := cl.GetClient().Get(ctx, req.NamespacedName, cm); err != nil {
 		return mcr.Result{}, client.IgnoreNotFound(err)
 	}
-	if cm.Annotations[Annotation] == string(req.ClusterName) {
+	if cm.Annotations[Annotation] == string(req.ClusterName) && (r.Replica == "" || cm.Annotations[ReplicaAnnotation] == r.Replica) {
 		return mcr.Result{}, nil
 	}
 	patch := client.MergeFrom(cm.DeepCopy())
@@ -59,6 +69,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result
 		cm.Annotations = map[string]string{}
 	}
 	cm.Annotations[Annotation] = string(req.ClusterName)
+	if r.Replica != "" {
+		cm.Annotations[ReplicaAnnotation] = r.Replica
+	}
 	if err := cl.GetClient().Patch(ctx, cm, patch); err != nil {
 		return mcr.Result{}, fmt.Errorf("annotating ConfigMap %s: %w", req.NamespacedName, err)
 	}
