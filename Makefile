@@ -108,9 +108,9 @@ DOCSNIPPETS := $(TOOLS_DIR)/docsnippets
 .PHONY: docs
 docs: ## Rewrite the code blocks of docs/ and the READMEs from the sources they quote (<!-- snippet: ... -->).
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go build -o $(DOCSNIPPETS) .
-	@cd $(ROOT) && $(DOCSNIPPETS) -write docs README.md conformance/README.md providers/*/README.md
+	@cd $(ROOT) && $(DOCSNIPPETS) -write docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
 
 .PHONY: verify-docs
 verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and that those sources build.
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go test ./... && GOWORK=off go build -o $(DOCSNIPPETS) .
-	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md
+	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
