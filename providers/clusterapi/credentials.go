@@ -19,6 +19,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 // The kubeconfig Secret of a Cluster, as the Cluster API control plane contract defines it
@@ -69,13 +70,6 @@ func clusterOfSecret(namespace, name string) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: namespace, Name: cluster}, true
 }
 
-// Defaults for member configs that set neither QPS nor Burst, the same as controller-runtime's
-// config loader gives the host.
-const (
-	defaultQPS   = 20
-	defaultBurst = 30
-)
-
 // restConfig turns kubeconfig bytes into the member's rest.Config under the provider's Policy
 // and RESTOptions. Errors name fields, never values.
 func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
@@ -83,15 +77,7 @@ func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
-	}
-	for i, opt := range p.opts.RESTOptions {
-		if err := opt(cfg); err != nil {
-			return nil, fmt.Errorf("Options.RESTOptions[%d]: %w", i, err)
-		}
-	}
-	return cfg, nil
+	return reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
 }
 
 // errUnauthorized marks credentials the member refused.

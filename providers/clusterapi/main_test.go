@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -134,7 +132,7 @@ func start(t *testing.T, ns string, opts clusterapi.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	p, err := clusterapi.New(fleet.Member("mgmt").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterapi.New: %v", err)
@@ -189,7 +187,7 @@ func (s *started) waitDisengaged(t *testing.T, name multicluster.ClusterName, e 
 func (s *started) waitDecided(t *testing.T, name multicluster.ClusterName, why string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("provider decides about %q: %s", name, why), func() error {
-		_, err := s.logs.find(`"cluster"="`+string(name)+`"`, "Cluster not engaged: "+why)
+		_, err := s.logs.Find(`"cluster"="`+string(name)+`"`, "Cluster not engaged: "+why)
 		return err
 	})
 }
@@ -332,34 +330,4 @@ func waitEvent(t *testing.T, c capiCluster, reason string, parts ...string) stri
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 1})
-}
-
-// find returns the first line that contains every part.
-func (b *logBuffer) find(parts ...string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		ok := true
-		for _, p := range parts {
-			if !strings.Contains(l, p) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return l, nil
-		}
-	}
-	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
-}
+type logBuffer = providertest.LogBuffer

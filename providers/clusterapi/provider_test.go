@@ -443,7 +443,7 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	if testutil.ToFloat64(clusterapi.BrokenClusters) < 5 {
 		t.Errorf("mcr_clusterapi_provider_broken_clusters = %v, want at least 5", testutil.ToFloat64(clusterapi.BrokenClusters))
 	}
-	if _, err := s.logs.find(`"cluster"="`+string(broken["exec"].clusterName())+`"`, "Cluster cannot be engaged"); err != nil {
+	if _, err := s.logs.Find(`"cluster"="`+string(broken["exec"].clusterName())+`"`, "Cluster cannot be engaged"); err != nil {
 		t.Error(err)
 	}
 	for _, c := range broken {
@@ -525,7 +525,7 @@ func TestNewForHost(t *testing.T) {
 	// elsewhere exists before the provider starts, so it is in the first listing it handles.
 	elsewhere := readyCluster(t, namespace(t), "elsewhere", "east")
 	logs := &logBuffer{}
-	p, err := clusterapi.NewForHost(host, clusterapi.Options{Namespaces: []string{ns}, Log: logs.logger()})
+	p, err := clusterapi.NewForHost(host, clusterapi.Options{Namespaces: []string{ns}, Log: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestRBACManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Log: logs.logger()})
+	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Log: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

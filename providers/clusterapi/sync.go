@@ -77,20 +77,20 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 		}
 		// An engaged cluster keeps its working credentials: the control plane provider
 		// recreates the Secret, and deleting the Cluster is what disengages it.
-		p.problem(st, obj, nil, log, ReasonKubeconfigSecretMissing, ReasonKubeconfigSecretMissing,
+		p.problems.Report(&st.problem, log, obj, nil, ReasonKubeconfigSecretMissing, ReasonKubeconfigSecretMissing,
 			fmt.Errorf("kubeconfig Secret %s not found (it must be labeled %s=%s)", secretKey, ClusterNameLabel, key.Name))
 		return false
 	}
 	data := secret.Data[KubeconfigDataKey]
 	if len(data) == 0 {
-		p.problem(st, obj, secret, log, ReasonInvalidKubeconfig, reasonMissingData,
+		p.problems.Report(&st.problem, log, obj, secret, ReasonInvalidKubeconfig, reasonMissingData,
 			fmt.Errorf("kubeconfig Secret %s has no data under key %q", secretKey, KubeconfigDataKey))
 		return false
 	}
 	hash := kubeconfig.Hash(data)
 	engaged := p.isEngaged(ctx, key, st)
 	if engaged && st.hash == hash {
-		p.resolved(st, log)
+		p.problems.Resolve(&st.problem, log)
 		return false
 	}
 	if st.rejected == hash {
@@ -104,14 +104,14 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 		if reason == "" {
 			reason = ReasonInvalidKubeconfig
 		}
-		p.problem(st, obj, secret, log, ReasonInvalidKubeconfig, reason,
+		p.problems.Report(&st.problem, log, obj, secret, ReasonInvalidKubeconfig, reason,
 			fmt.Errorf("kubeconfig Secret %s: %w", secretKey, err))
 		return false
 	}
 	cl, err := cluster.New(cfg, p.opts.ClusterOptions...)
 	if err != nil {
 		st.rejected = hash
-		p.problem(st, obj, secret, log, ReasonInvalidKubeconfig, ReasonInvalidKubeconfig,
+		p.problems.Report(&st.problem, log, obj, secret, ReasonInvalidKubeconfig, ReasonInvalidKubeconfig,
 			fmt.Errorf("kubeconfig Secret %s: creating the cluster: %w", secretKey, err))
 		return false
 	}
@@ -129,7 +129,7 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 		if errors.Is(err, errUnauthorized) {
 			reason = ReasonUnauthorized
 		}
-		p.problem(st, obj, secret, log, reason, reason, fmt.Errorf("kubeconfig Secret %s: %w", secretKey, err))
+		p.problems.Report(&st.problem, log, obj, secret, reason, reason, fmt.Errorf("kubeconfig Secret %s: %w", secretKey, err))
 		return true
 	}
 
@@ -142,7 +142,7 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
 			reason = ReasonClusterUnreachable
 		}
-		p.problem(st, obj, secret, log, reason, reason, err)
+		p.problems.Report(&st.problem, log, obj, secret, reason, reason, err)
 		return true
 	}
 	current, err := p.GetTyped(ctx, name)
@@ -152,14 +152,14 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 	}
 	rotated := engaged && current != st.engaged
 	st.engaged, st.hash = current, hash
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	switch {
 	case rotated:
 		log.Info("Re-engaged cluster with its new kubeconfig")
-		p.event(obj, secret, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with the new kubeconfig of Secret "+secretKey.Name)
+		p.events.Record(obj, secret, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with the new kubeconfig of Secret "+secretKey.Name)
 	case !engaged:
 		log.Info("Engaged cluster")
-		p.event(obj, secret, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with the kubeconfig of Secret "+secretKey.Name)
+		p.events.Record(obj, secret, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with the kubeconfig of Secret "+secretKey.Name)
 	default:
 		// The kubeconfig changed in form only (clusters.EqualConfigs): nothing was replaced.
 		log.V(1).Info("Kubeconfig changed without changing credentials or endpoint")
@@ -170,7 +170,7 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 // disengage removes the cluster of a Cluster that exists but must not be engaged. obj, when not
 // nil, gets a Normal Event if a cluster was engaged.
 func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *clusterState, obj client.Object, log logr.Logger, why string) {
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	st.rejected = ""
 	wasEngaged := p.isEngaged(ctx, key, st)
 	if st.engaged != nil {
@@ -183,7 +183,7 @@ func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *
 	}
 	log.Info("Disengaged cluster: " + why)
 	if obj != nil {
-		p.event(obj, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
+		p.events.Record(obj, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
 	}
 }
 
@@ -196,7 +196,7 @@ func (p *Provider) forget(key types.NamespacedName, log logr.Logger, why string)
 	if !ok {
 		return
 	}
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if st.engaged != nil {
 		p.Remove(ClusterName(key.Namespace, key.Name))
 		log.Info("Disengaged cluster: " + why)

@@ -25,6 +25,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 // The deprecated Secret strategy of the Cluster Inventory API: a consumer finds the kubeconfig of
@@ -96,7 +97,7 @@ func (p *Provider) credentialsOf(ctx context.Context, cp *v1alpha1.ClusterProfil
 	if p.opts.AccessProviders != nil {
 		res, err := buildAccessConfig(p.opts.AccessProviders, cp, p.opts.Policy)
 		if err == nil {
-			cfg, err := p.finish(res.cfg)
+			cfg, err := reconcileloop.ApplyRESTOptions(res.cfg, p.opts.RESTOptions)
 			if err != nil {
 				return nil, &credentialError{reason: ReasonInvalidAccessProvider, metricReason: ReasonInvalidAccessProvider, err: err}
 			}
@@ -162,7 +163,7 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 	}
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
 	if err == nil {
-		cfg, err = p.finish(cfg)
+		cfg, err = reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
 	}
 	if err != nil {
 		reason := kubeconfig.Reason(err)
@@ -173,26 +174,6 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 			err: fmt.Errorf("kubeconfig %s: %w", where, err)}
 	}
 	return &credentials{cfg: cfg, hash: "secret:" + kubeconfig.Hash(data), source: where, secret: secret}, nil
-}
-
-// Defaults for member configs that set neither QPS nor Burst, the same as controller-runtime's
-// config loader gives the host.
-const (
-	defaultQPS   = 20
-	defaultBurst = 30
-)
-
-// finish applies the defaults and Options.RESTOptions to a member's rest.Config.
-func (p *Provider) finish(cfg *rest.Config) (*rest.Config, error) {
-	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
-	}
-	for i, opt := range p.opts.RESTOptions {
-		if err := opt(cfg); err != nil {
-			return nil, fmt.Errorf("Options.RESTOptions[%d]: %w", i, err)
-		}
-	}
-	return cfg, nil
 }
 
 // accessHash is the content hash of a config built through an access provider: the endpoint

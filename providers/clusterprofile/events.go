@@ -1,11 +1,6 @@
 package clusterprofile
 
 import (
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-
-	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
-
 	"mcr.dev/core/kubeconfig"
 )
 
@@ -81,54 +76,3 @@ const (
 
 // eventAction is the action of every Event the provider records.
 const eventAction = "Engage"
-
-// maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
-const maxNoteBytes = 1024
-
-// event records an Event on a ClusterProfile, with the kubeconfig Secret (or nil) as related
-// object.
-func (p *Provider) event(regarding *v1alpha1.ClusterProfile, related *corev1.Secret, eventType, reason, note string) {
-	if p.recorder == nil {
-		return
-	}
-	if len(note) > maxNoteBytes {
-		note = note[:maxNoteBytes-3] + "..."
-	}
-	if related == nil {
-		// A typed nil in the interface would make the recorder dereference it.
-		p.recorder.Eventf(regarding, nil, eventType, reason, eventAction, "%s", note)
-		return
-	}
-	p.recorder.Eventf(regarding, related, eventType, reason, eventAction, "%s", note)
-}
-
-// problem reports that a ready profile cannot be engaged (or re-engaged): it counts the attempt
-// and, when the problem is new or different, logs it and records a Warning Event on the
-// profile. err must not contain credentials: the provider's errors name objects and fields only.
-func (p *Provider) problem(st *profileState, cp *v1alpha1.ClusterProfile, related *corev1.Secret, log logr.Logger, eventReason, metricReason string, err error) {
-	Errors.WithLabelValues(metricReason).Inc()
-	if !st.broken {
-		st.broken = true
-		BrokenClusters.Inc()
-	}
-	msg := err.Error()
-	if st.problem == msg {
-		log.V(1).Info("Cluster still cannot be engaged", "reason", metricReason, "error", msg)
-		return
-	}
-	st.problem = msg
-	log.Error(err, "Cluster cannot be engaged", "reason", metricReason)
-	p.event(cp, related, corev1.EventTypeWarning, eventReason, msg)
-}
-
-// resolved clears the reported problem of a profile, if any.
-func (p *Provider) resolved(st *profileState, log logr.Logger) {
-	if st.broken {
-		st.broken = false
-		BrokenClusters.Dec()
-	}
-	if st.problem != "" {
-		st.problem = ""
-		log.Info("Cluster problem resolved")
-	}
-}

@@ -9,13 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -240,7 +238,7 @@ func start(t *testing.T, ns string, opts clusterprofile.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	p, err := clusterprofile.New(fleet.Member("hub").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterprofile.New: %v", err)
@@ -270,7 +268,7 @@ func (s *started) waitLogged(t *testing.T, name multicluster.ClusterName, parts 
 	var line string
 	eventually(t, fmt.Sprintf("log of %q with %q", name, parts), func() error {
 		var err error
-		line, err = s.logs.find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
+		line, err = s.logs.Find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
 		return err
 	})
 	return line
@@ -472,46 +470,4 @@ func waitEvent(t *testing.T, ns, name, reason string, parts ...string) string {
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 1})
-}
-
-// find returns the first line that contains every part.
-func (b *logBuffer) find(parts ...string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		ok := true
-		for _, p := range parts {
-			if !strings.Contains(l, p) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return l, nil
-		}
-	}
-	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
-}
-
-// containsAny reports whether any log line contains s.
-func (b *logBuffer) containsAny(s string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
-}
+type logBuffer = providertest.LogBuffer

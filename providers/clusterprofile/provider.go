@@ -15,9 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +28,7 @@ import (
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 var (
@@ -40,9 +39,9 @@ var (
 // Defaults of Options.
 const (
 	DefaultUnreadyGracePeriod = time.Minute
-	DefaultRetryMinDelay      = time.Second
-	DefaultRetryMaxDelay      = 5 * time.Minute
-	DefaultResyncPeriod       = 10 * time.Minute
+	DefaultRetryMinDelay      = reconcileloop.DefaultRetryMinDelay
+	DefaultRetryMaxDelay      = reconcileloop.DefaultRetryMaxDelay
+	DefaultResyncPeriod       = reconcileloop.DefaultResyncPeriod
 )
 
 // SecretStrategy configures the deprecated Secret strategy of the Cluster Inventory API: the
@@ -188,21 +187,12 @@ func (o Options) withDefaults() Options {
 	if o.UnreadyGracePeriod < 0 {
 		o.UnreadyGracePeriod = 0
 	}
-	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = clusters.DefaultCacheSyncTimeout
-	}
-	if o.RetryMinDelay <= 0 {
-		o.RetryMinDelay = DefaultRetryMinDelay
-	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = DefaultRetryMaxDelay
-	}
-	if o.RetryMaxDelay < o.RetryMinDelay {
-		o.RetryMaxDelay = o.RetryMinDelay
-	}
-	if o.ResyncPeriod <= 0 {
-		o.ResyncPeriod = DefaultResyncPeriod
-	}
+	reconcileloop.Durations{
+		CacheSyncTimeout: &o.CacheSyncTimeout,
+		RetryMinDelay:    &o.RetryMinDelay,
+		RetryMaxDelay:    &o.RetryMaxDelay,
+		ResyncPeriod:     &o.ResyncPeriod,
+	}.SetDefaults()
 	if o.Log.GetSink() == nil {
 		o.Log = ctrllog.Log.WithName("clusterprofile-provider")
 	}
@@ -241,8 +231,9 @@ type Provider struct {
 
 	// Set by Start before any sync runs.
 	aware    multicluster.Aware
-	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	recorder events.EventRecorder
+	loop     *reconcileloop.Loop[types.NamespacedName]
+	events   reconcileloop.Events
+	problems reconcileloop.Problems
 }
 
 // profileState is what the provider remembers about one ClusterProfile. Only the sync of that
@@ -253,9 +244,9 @@ type profileState struct {
 	// credentials.
 	engaged cluster.Cluster
 	hash    string
-	// problem is the reported problem, broken whether it counts in BrokenClusters.
-	problem string
-	broken  bool
+	// problem is the reported problem; while there is one, the profile counts in
+	// BrokenClusters.
+	problem reconcileloop.Problem
 	// unreadySince is when the provider saw the engaged profile become unready; zero while it
 	// is ready or not engaged.
 	unreadySince time.Time
@@ -286,6 +277,8 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 		states:     map[types.NamespacedName]*profileState{},
 		identities: map[multicluster.ClusterName]Identity{},
 	}
+	p.events.Action = eventAction
+	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
 	p.Options = clusters.Options[cluster.Cluster]{
 		CacheSyncTimeout: o.CacheSyncTimeout,
 		Log:              o.Log,
@@ -354,73 +347,41 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.started = true
 	p.mu.Unlock()
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	errHostStopped := errors.New("clusterprofile provider: the host cluster stopped")
-	wg.Go(func() {
-		err := p.host.Start(ctx)
-		if ctx.Err() == nil {
-			cancel(fmt.Errorf("%w: %v", errHostStopped, err))
-		}
-	})
+	host := reconcileloop.RunHost(ctx, "clusterprofile provider", p.host)
+	defer host.Stop()
+	ctx = host.Context()
 
 	p.aware = aware
-	p.recorder = p.opts.EventRecorder
-	if p.recorder == nil {
-		p.recorder = p.host.GetEventRecorder(EventSource)
+	p.events.Recorder = p.opts.EventRecorder
+	if p.events.Recorder == nil {
+		p.events.Recorder = p.host.GetEventRecorder(EventSource)
 	}
-	p.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](p.opts.RetryMinDelay, p.opts.RetryMaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "clusterprofile-provider"})
-	defer p.queue.ShutDown()
+	// Profiles run in parallel without a bound, so that members that take CacheSyncTimeout to
+	// fail (or plugins that are slow) never hold up others.
+	p.loop = reconcileloop.New(reconcileloop.Options[types.NamespacedName]{
+		Name:          "clusterprofile-provider",
+		Sync:          p.sync,
+		Keys:          p.knownKeys,
+		RetryMinDelay: p.opts.RetryMinDelay,
+		RetryMaxDelay: p.opts.RetryMaxDelay,
+		ResyncPeriod:  p.opts.ResyncPeriod,
+	})
+	defer p.loop.ShutDown()
 
 	stopWatching, err := p.watch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return stopCause(ctx, errHostStopped)
+			return host.Err()
 		}
 		return err
 	}
 	defer stopWatching()
 
-	wg.Go(func() { p.resync(ctx) })
-
-	// The queue hands out each profile to one goroutine at a time, but profiles run in
-	// parallel without a bound, so that members that take CacheSyncTimeout to fail (or plugins
-	// that are slow) never hold up others.
-	var running sync.WaitGroup
-	context.AfterFunc(ctx, p.queue.ShutDown)
-	for {
-		key, shutdown := p.queue.Get()
-		if shutdown {
-			break
-		}
-		running.Go(func() {
-			defer p.queue.Done(key)
-			res := p.sync(ctx, key)
-			switch {
-			case ctx.Err() != nil:
-				p.queue.Forget(key)
-			case res.retry:
-				p.queue.AddRateLimited(key)
-			case res.after > 0:
-				p.queue.Forget(key)
-				p.queue.AddAfter(key, res.after)
-			default:
-				p.queue.Forget(key)
-			}
-		})
-	}
-	running.Wait()
+	p.loop.Run(ctx)
 	p.RemoveAll()
 	p.mu.Lock()
 	for _, st := range p.states {
-		if st.broken {
-			BrokenClusters.Dec()
-		}
+		p.problems.Drop(&st.problem)
 		if !st.unreadySince.IsZero() {
 			UnreadyEngagedClusters.Dec()
 		}
@@ -428,124 +389,48 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.states = map[types.NamespacedName]*profileState{}
 	p.identities = map[multicluster.ClusterName]Identity{}
 	p.mu.Unlock()
-	return stopCause(ctx, errHostStopped)
-}
-
-// stopCause returns the error Start returns once ctx has ended: nil when its parent ended, the
-// cause when the host cluster stopped.
-func stopCause(ctx context.Context, errHostStopped error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, errHostStopped) {
-		return cause
-	}
-	return nil
+	return host.Err()
 }
 
 // watch registers the provider's event handlers on the host's ClusterProfile (and Secret)
 // informers and waits, at most Options.CacheSyncTimeout, until they have seen every existing
 // object. The returned func removes the handlers.
 func (p *Provider) watch(ctx context.Context) (stop func(), err error) {
-	waitCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
-	defer cancel()
-
-	var stops []func()
-	stop = func() {
-		for _, s := range stops {
-			s()
-		}
-	}
-	enqueueProfile := func(obj any) {
-		if o, ok := objectOf(obj); ok {
-			p.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
-		}
-	}
-	enqueueSecret := func(obj any) {
-		if o, ok := objectOf(obj); ok {
-			if name := o.GetLabels()[SecretLabelProfile]; name != "" {
-				p.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: name})
-			}
-		}
-	}
-	type watched struct {
-		obj     client.Object
-		enqueue func(any)
-	}
-	list := []watched{{&v1alpha1.ClusterProfile{}, enqueueProfile}}
+	const informerHint = "is the ClusterProfile CRD installed?"
+	const syncHint = "is the ClusterProfile CRD installed, and does the provider have list and watch permission?"
+	watches := []reconcileloop.Watch{{
+		Object: &v1alpha1.ClusterProfile{},
+		Enqueue: func(o client.Object) {
+			p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
+		},
+		EnqueueOld:   true,
+		InformerHint: informerHint,
+		SyncHint:     syncHint,
+	}}
 	if p.opts.Secret != nil {
-		list = append(list, watched{&corev1.Secret{}, enqueueSecret})
-	}
-	for _, w := range list {
-		kind := fmt.Sprintf("%T", w.obj)
-		informer, err := p.host.GetCache().GetInformer(waitCtx, w.obj, cache.BlockUntilSynced(false))
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("clusterprofile provider: getting the host's informer for %s (is the ClusterProfile CRD installed?): %w", kind, err)
-		}
-		reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: w.enqueue,
-			UpdateFunc: func(oldObj, newObj any) {
-				// A Secret whose profile label changed concerns both profiles.
-				w.enqueue(oldObj)
-				w.enqueue(newObj)
+		watches = append(watches, reconcileloop.Watch{
+			Object: &corev1.Secret{},
+			Enqueue: func(o client.Object) {
+				if name := o.GetLabels()[SecretLabelProfile]; name != "" {
+					p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: name})
+				}
 			},
-			DeleteFunc: w.enqueue,
+			// A Secret whose profile label changed concerns both profiles.
+			EnqueueOld:   true,
+			InformerHint: informerHint,
+			SyncHint:     syncHint,
 		})
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("clusterprofile provider: watching the host's %s: %w", kind, err)
-		}
-		stops = append(stops, func() { _ = informer.RemoveEventHandler(reg) })
-		if !waitFor(waitCtx, reg.HasSynced) {
-			stop()
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("clusterprofile provider: waiting for the host's %s: %w", kind, context.Cause(ctx))
-			}
-			return nil, fmt.Errorf("clusterprofile provider: the host's %s did not sync within %s (is the ClusterProfile CRD installed, and does the provider have list and watch permission?)", kind, p.opts.CacheSyncTimeout)
-		}
 	}
-	return stop, nil
+	return reconcileloop.WatchHost(ctx, p.host.GetCache(), "clusterprofile provider", p.opts.CacheSyncTimeout, watches...)
 }
 
-// objectOf returns the object of an informer notification, unwrapping deletion tombstones.
-func objectOf(obj any) (client.Object, bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// knownKeys returns every profile the provider knows, for the periodic resync.
+func (p *Provider) knownKeys() []types.NamespacedName {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := make([]types.NamespacedName, 0, len(p.states))
+	for key := range p.states {
+		keys = append(keys, key)
 	}
-	o, ok := obj.(client.Object)
-	return o, ok
-}
-
-// waitFor polls done until it reports true or ctx ends.
-func waitFor(ctx context.Context, done func() bool) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return done()
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-// resync queues every known profile each Options.ResyncPeriod until ctx ends.
-func (p *Provider) resync(ctx context.Context) {
-	tick := time.NewTicker(p.opts.ResyncPeriod)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		p.mu.Lock()
-		keys := make([]types.NamespacedName, 0, len(p.states))
-		for key := range p.states {
-			keys = append(keys, key)
-		}
-		p.mu.Unlock()
-		for _, key := range keys {
-			p.queue.Add(key)
-		}
-	}
+	return keys
 }

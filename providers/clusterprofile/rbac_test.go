@@ -53,7 +53,7 @@ func TestRBACManifest(t *testing.T) {
 		Namespaces:      []string{ns},
 		AccessProviders: accessConfig(t, ""),
 		Secret:          &clusterprofile.SecretStrategy{ConsumerName: consumer},
-		Log:             logs.logger(),
+		Log:             logs.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,15 +16,8 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/reconcileloop"
 )
-
-// syncResult says what the queue does with a profile after a sync.
-type syncResult struct {
-	// retry: a transient failure, retried with backoff.
-	retry bool
-	// after: look again after this long (the end of a grace period).
-	after time.Duration
-}
 
 // state returns the remembered state of a profile, creating it.
 func (p *Provider) state(key types.NamespacedName) *profileState {
@@ -50,7 +43,7 @@ func (p *Provider) isEngaged(ctx context.Context, key types.NamespacedName, st *
 
 // sync brings the engagement of one ClusterProfile in line with the profile (and its kubeconfig
 // Secret).
-func (p *Provider) sync(ctx context.Context, key types.NamespacedName) syncResult {
+func (p *Provider) sync(ctx context.Context, key types.NamespacedName) reconcileloop.Result {
 	name := ClusterName(key.Namespace, key.Name)
 	log := p.log.WithValues("cluster", name)
 
@@ -58,19 +51,19 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) syncResul
 	if err := p.host.GetCache().Get(ctx, key, cp); err != nil {
 		if apierrors.IsNotFound(err) {
 			p.forget(key, log, "the ClusterProfile is gone")
-			return syncResult{}
+			return reconcileloop.Result{}
 		}
 		log.Error(err, "Reading the ClusterProfile from the host cache")
-		return syncResult{retry: true}
+		return reconcileloop.Result{Retry: true}
 	}
 	st := p.state(key)
 	switch {
 	case cp.DeletionTimestamp != nil:
 		p.disengage(ctx, key, st, nil, log, "the ClusterProfile is being deleted")
-		return syncResult{}
+		return reconcileloop.Result{}
 	case !p.selects(ctx, cp):
 		p.disengage(ctx, key, st, cp, log, "the ClusterProfile is not selected by the provider's options")
-		return syncResult{}
+		return reconcileloop.Result{}
 	case !p.opts.IsReady(ctx, cp):
 		return p.unready(ctx, key, st, cp, log)
 	}
@@ -90,23 +83,23 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) syncResul
 		var ce *credentialError
 		if !errors.As(err, &ce) {
 			log.Error(err, "Reading the credentials of the ClusterProfile")
-			return syncResult{retry: true}
+			return reconcileloop.Result{Retry: true}
 		}
 		// An engaged cluster keeps its working credentials until new ones work.
-		p.problem(st, cp, ce.secret, log, ce.reason, ce.metricReason, ce.err)
-		return syncResult{}
+		p.problems.Report(&st.problem, log, cp, ce.secret, ce.reason, ce.metricReason, ce.err)
+		return reconcileloop.Result{}
 	}
 	p.warnDeprecated(st, cp, creds, log)
 	if engaged && st.hash == creds.hash {
-		p.resolved(st, log)
-		return syncResult{}
+		p.problems.Resolve(&st.problem, log)
+		return reconcileloop.Result{}
 	}
 
 	cl, err := cluster.New(creds.cfg, p.opts.ClusterOptions...)
 	if err != nil {
-		p.problem(st, cp, creds.secret, log, ReasonInvalidAccessProvider, ReasonInvalidAccessProvider,
+		p.problems.Report(&st.problem, log, cp, creds.secret, ReasonInvalidAccessProvider, ReasonInvalidAccessProvider,
 			fmt.Errorf("%s: creating the cluster: %w", creds.source, err))
-		return syncResult{}
+		return reconcileloop.Result{}
 	}
 
 	checkCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
@@ -115,7 +108,7 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) syncResul
 	if err != nil {
 		cl.GetHTTPClient().CloseIdleConnections()
 		if ctx.Err() != nil {
-			return syncResult{}
+			return reconcileloop.Result{}
 		}
 		reason := ReasonClusterUnreachable
 		switch {
@@ -124,47 +117,47 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) syncResul
 		case errors.Is(err, errPluginFailed):
 			reason = ReasonCredentialPluginFailed
 		}
-		p.problem(st, cp, creds.secret, log, reason, reason, fmt.Errorf("%s: %w", creds.source, err))
-		return syncResult{retry: true}
+		p.problems.Report(&st.problem, log, cp, creds.secret, reason, reason, fmt.Errorf("%s: %w", creds.source, err))
+		return reconcileloop.Result{Retry: true}
 	}
 
 	// The engaged cluster lives as long as the provider, never as long as this sync.
 	if err := p.AddOrReplace(ctx, name, cl, p.aware); err != nil {
 		if ctx.Err() != nil {
-			return syncResult{}
+			return reconcileloop.Result{}
 		}
 		reason := ReasonEngageFailed
 		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
 			reason = ReasonClusterUnreachable
 		}
-		p.problem(st, cp, creds.secret, log, reason, reason, err)
-		return syncResult{retry: true}
+		p.problems.Report(&st.problem, log, cp, creds.secret, reason, reason, err)
+		return reconcileloop.Result{Retry: true}
 	}
 	current, err := p.GetTyped(ctx, name)
 	if err != nil {
 		// Engaged and gone again at once (its cache stopped): the next sync starts over.
-		return syncResult{retry: true}
+		return reconcileloop.Result{Retry: true}
 	}
 	rotated := engaged && current != st.engaged
 	st.engaged, st.hash = current, creds.hash
 	p.setIdentity(name, IdentityOf(cp), true)
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if rotated {
 		log.Info("Re-engaged cluster with new credentials", "source", creds.source)
-		p.event(cp, creds.secret, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with the new credentials of "+creds.source)
-		return syncResult{}
+		p.events.Record(cp, creds.secret, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with the new credentials of "+creds.source)
+		return reconcileloop.Result{}
 	}
 	log.Info("Engaged cluster", "source", creds.source)
-	p.event(cp, creds.secret, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with the credentials of "+creds.source)
-	return syncResult{}
+	p.events.Record(cp, creds.secret, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with the credentials of "+creds.source)
+	return reconcileloop.Result{}
 }
 
 // unready handles a selected profile that is not ready: an engaged cluster is kept for the grace
 // period and disengaged after it; nothing is engaged.
-func (p *Provider) unready(ctx context.Context, key types.NamespacedName, st *profileState, cp *v1alpha1.ClusterProfile, log logr.Logger) syncResult {
+func (p *Provider) unready(ctx context.Context, key types.NamespacedName, st *profileState, cp *v1alpha1.ClusterProfile, log logr.Logger) reconcileloop.Result {
 	if !p.isEngaged(ctx, key, st) {
 		p.disengage(ctx, key, st, cp, log, "the ClusterProfile is not ready")
-		return syncResult{}
+		return reconcileloop.Result{}
 	}
 	grace := p.opts.UnreadyGracePeriod
 	if st.unreadySince.IsZero() {
@@ -172,15 +165,15 @@ func (p *Provider) unready(ctx context.Context, key types.NamespacedName, st *pr
 		UnreadyEngagedClusters.Inc()
 		if grace > 0 {
 			log.Info("ClusterProfile is not ready; disengaging the cluster unless it is ready again within the grace period", "gracePeriod", grace)
-			p.event(cp, nil, corev1.EventTypeNormal, ReasonClusterUnready,
+			p.events.Record(cp, nil, corev1.EventTypeNormal, ReasonClusterUnready,
 				fmt.Sprintf("ClusterProfile not ready; the cluster is disengaged unless it is ready again within %s", grace))
 		}
 	}
 	if left := grace - time.Since(st.unreadySince); left > 0 {
-		return syncResult{after: left}
+		return reconcileloop.Result{After: left}
 	}
 	p.disengage(ctx, key, st, cp, log, fmt.Sprintf("the ClusterProfile is not ready (for longer than the grace period of %s)", grace))
-	return syncResult{}
+	return reconcileloop.Result{}
 }
 
 // warnDeprecated records, once per profile and provider, that the access provider came from the
@@ -196,13 +189,13 @@ func (p *Provider) warnDeprecated(st *profileState, cp *v1alpha1.ClusterProfile,
 	st.deprecatedWarned = creds.source
 	msg := fmt.Sprintf("the ClusterProfile lists %s in the deprecated status.credentialProviders; the cluster manager should list it in status.accessProviders", creds.source)
 	log.Info("Using a deprecated field: " + msg)
-	p.event(cp, nil, corev1.EventTypeWarning, ReasonDeprecatedCredentialProviders, msg)
+	p.events.Record(cp, nil, corev1.EventTypeWarning, ReasonDeprecatedCredentialProviders, msg)
 }
 
 // disengage removes the cluster of a profile that exists but must not be engaged. cp, when not
 // nil, gets a Normal Event if a cluster was engaged.
 func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *profileState, cp *v1alpha1.ClusterProfile, log logr.Logger, why string) {
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if !st.unreadySince.IsZero() {
 		st.unreadySince = time.Time{}
 		UnreadyEngagedClusters.Dec()
@@ -220,7 +213,7 @@ func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *
 	}
 	log.Info("Disengaged cluster: " + why)
 	if cp != nil {
-		p.event(cp, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
+		p.events.Record(cp, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
 	}
 }
 
@@ -233,7 +226,7 @@ func (p *Provider) forget(key types.NamespacedName, log logr.Logger, why string)
 	if !ok {
 		return
 	}
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if !st.unreadySince.IsZero() {
 		UnreadyEngagedClusters.Dec()
 	}

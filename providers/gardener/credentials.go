@@ -24,6 +24,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 const (
@@ -154,13 +155,6 @@ func (p *Provider) requestAdminKubeconfig(ctx context.Context, shoot *gardencore
 	}, nil
 }
 
-// Defaults for member configs that set neither QPS nor Burst, the same as controller-runtime's
-// config loader gives the host.
-const (
-	defaultQPS   = 20
-	defaultBurst = 30
-)
-
 // errNoCredentials marks a kubeconfig whose user has no credentials yet: the "gardener" Secret
 // before gardener-resource-manager has written the token into it.
 var errNoCredentials = errors.New("the kubeconfig's user has no credentials yet (token not written)")
@@ -176,15 +170,7 @@ func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
 		cfg.Username == "" && cfg.ExecProvider == nil && cfg.AuthProvider == nil {
 		return nil, errNoCredentials
 	}
-	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
-	}
-	for i, opt := range p.opts.RESTOptions {
-		if err := opt(cfg); err != nil {
-			return nil, fmt.Errorf("Options.RESTOptions[%d]: %w", i, err)
-		}
-	}
-	return cfg, nil
+	return reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
 }
 
 // errUnauthorized marks credentials the shoot refused.

@@ -1,12 +1,6 @@
 package gardener
 
 import (
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"mcr.dev/core/kubeconfig"
 )
 
@@ -67,55 +61,3 @@ const (
 
 // eventAction is the action of every Event the provider records.
 const eventAction = "Engage"
-
-// maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
-const maxNoteBytes = 1024
-
-// event records an Event on a Shoot or Cluster object, with related (a Secret, or nil) as the
-// related object.
-func (p *Provider) event(regarding client.Object, related *corev1.Secret, eventType, reason, note string) {
-	if p.recorder == nil || regarding == nil {
-		return
-	}
-	if len(note) > maxNoteBytes {
-		note = note[:maxNoteBytes-3] + "..."
-	}
-	if related == nil {
-		// A typed nil in the interface would make the recorder dereference it.
-		p.recorder.Eventf(regarding, nil, eventType, reason, eventAction, "%s", note)
-		return
-	}
-	var rel runtime.Object = related
-	p.recorder.Eventf(regarding, rel, eventType, reason, eventAction, "%s", note)
-}
-
-// problem reports that a usable Shoot cannot be engaged (or re-engaged): it counts the attempt
-// and, when the problem is new or different, logs it and records a Warning Event on obj. err
-// must not contain credentials: the provider's errors name objects and fields only.
-func (p *Provider) problem(st *memberState, obj client.Object, related *corev1.Secret, log logr.Logger, eventReason, metricReason string, err error) {
-	Errors.WithLabelValues(metricReason).Inc()
-	if !st.broken {
-		st.broken = true
-		BrokenClusters.Inc()
-	}
-	msg := err.Error()
-	if st.problem == msg {
-		log.V(1).Info("Cluster still cannot be engaged", "reason", metricReason, "error", msg)
-		return
-	}
-	st.problem = msg
-	log.Error(err, "Cluster cannot be engaged", "reason", metricReason)
-	p.event(obj, related, corev1.EventTypeWarning, eventReason, msg)
-}
-
-// resolved clears the reported problem of an object, if any.
-func (p *Provider) resolved(st *memberState, log logr.Logger) {
-	if st.broken {
-		st.broken = false
-		BrokenClusters.Dec()
-	}
-	if st.problem != "" {
-		st.problem = ""
-		log.Info("Cluster problem resolved")
-	}
-}

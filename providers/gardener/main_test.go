@@ -3,20 +3,16 @@ package gardener_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -281,7 +277,7 @@ func startSeed(t *testing.T, opts gardener.Options) *running {
 func startProvider(t *testing.T, cfg *rest.Config, opts gardener.Options) *running {
 	t.Helper()
 	logs := &logBuffer{}
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	if opts.CacheSyncTimeout == 0 {
 		opts.CacheSyncTimeout = 20 * time.Second
 	}
@@ -311,7 +307,7 @@ func (r *running) waitDisengaged(t *testing.T, name multicluster.ClusterName, e 
 func (r *running) waitLogged(t *testing.T, name multicluster.ClusterName, parts ...string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("log about %q: %q", name, parts), func() error {
-		_, err := r.logs.find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
+		_, err := r.logs.Find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
 		return err
 	})
 }
@@ -571,37 +567,7 @@ func containsAll(s string, parts ...string) bool {
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 1})
-}
-
-// find returns the first line that contains every part.
-func (b *logBuffer) find(parts ...string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		if containsAll(l, parts...) {
-			return l, nil
-		}
-	}
-	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
-}
-
-// all returns every line.
-func (b *logBuffer) all() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.lines)
-}
+type logBuffer = providertest.LogBuffer
 
 // multiclusterName converts a string to a cluster name.
 func multiclusterName(s string) multicluster.ClusterName { return multicluster.ClusterName(s) }

@@ -16,9 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +30,7 @@ import (
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 var (
@@ -76,9 +75,9 @@ const (
 	// renewed.
 	DefaultRefreshFraction = 0.8
 
-	DefaultRetryMinDelay = time.Second
-	DefaultRetryMaxDelay = 5 * time.Minute
-	DefaultResyncPeriod  = 10 * time.Minute
+	DefaultRetryMinDelay = reconcileloop.DefaultRetryMinDelay
+	DefaultRetryMaxDelay = reconcileloop.DefaultRetryMaxDelay
+	DefaultResyncPeriod  = reconcileloop.DefaultResyncPeriod
 )
 
 // Options configures a Provider. The zero value of every field selects its default; defaults are
@@ -219,21 +218,12 @@ func (o Options) withDefaults() Options {
 	if o.RefreshFraction == 0 {
 		o.RefreshFraction = DefaultRefreshFraction
 	}
-	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = clusters.DefaultCacheSyncTimeout
-	}
-	if o.RetryMinDelay <= 0 {
-		o.RetryMinDelay = DefaultRetryMinDelay
-	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = DefaultRetryMaxDelay
-	}
-	if o.RetryMaxDelay < o.RetryMinDelay {
-		o.RetryMaxDelay = o.RetryMinDelay
-	}
-	if o.ResyncPeriod <= 0 {
-		o.ResyncPeriod = DefaultResyncPeriod
-	}
+	reconcileloop.Durations{
+		CacheSyncTimeout: &o.CacheSyncTimeout,
+		RetryMinDelay:    &o.RetryMinDelay,
+		RetryMaxDelay:    &o.RetryMaxDelay,
+		ResyncPeriod:     &o.ResyncPeriod,
+	}.SetDefaults()
 	if o.Log.GetSink() == nil {
 		o.Log = ctrllog.Log.WithName("gardener-provider")
 	}
@@ -272,8 +262,9 @@ type Provider struct {
 
 	// Set by Start before any sync runs.
 	aware    multicluster.Aware
-	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	recorder events.EventRecorder
+	loop     *reconcileloop.Loop[types.NamespacedName]
+	events   reconcileloop.Events
+	problems reconcileloop.Problems
 }
 
 // memberState is what the provider remembers about one Shoot or Cluster object. Only the sync
@@ -290,9 +281,8 @@ type memberState struct {
 	// rejected is the hash of a kubeconfig refused for good (policy, decoding), so that seeing
 	// it again neither retries nor repeats the Event.
 	rejected string
-	// problem is the reported problem, broken whether it counts in BrokenClusters.
-	problem string
-	broken  bool
+	// problem is the reported problem; while there is one, the object counts in BrokenClusters.
+	problem reconcileloop.Problem
 }
 
 // New returns a provider that watches the garden or seed cluster hostConfig points at
@@ -314,6 +304,8 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 		defaultUsable: opts.IsUsable == nil,
 		states:        map[types.NamespacedName]*memberState{},
 	}
+	p.events.Action = eventAction
+	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
 	p.Options = clusters.Options[cluster.Cluster]{
 		CacheSyncTimeout: o.CacheSyncTimeout,
 		Log:              p.log,
@@ -406,79 +398,47 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.started = true
 	p.mu.Unlock()
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	errHostStopped := errors.New("gardener provider: the host cluster stopped")
-	wg.Go(func() {
-		err := p.host.Start(ctx)
-		if ctx.Err() == nil {
-			cancel(fmt.Errorf("%w: %v", errHostStopped, err))
-		}
-	})
+	host := reconcileloop.RunHost(ctx, "gardener provider", p.host)
+	defer host.Stop()
+	ctx = host.Context()
 
 	p.aware = aware
-	p.recorder = p.opts.EventRecorder
-	if p.recorder == nil {
-		p.recorder = p.host.GetEventRecorder(EventSource)
+	p.events.Recorder = p.opts.EventRecorder
+	if p.events.Recorder == nil {
+		p.events.Recorder = p.host.GetEventRecorder(EventSource)
 	}
-	p.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](p.opts.RetryMinDelay, p.opts.RetryMaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "gardener-provider"})
-	defer p.queue.ShutDown()
+	// Objects run in parallel without a bound, so that shoot clusters that take
+	// CacheSyncTimeout to fail never hold up others.
+	p.loop = reconcileloop.New(reconcileloop.Options[types.NamespacedName]{
+		Name: "gardener-provider",
+		Sync: func(ctx context.Context, key types.NamespacedName) reconcileloop.Result {
+			return reconcileloop.Result{Retry: p.sync(ctx, key)}
+		},
+		Keys:          p.knownKeys,
+		RetryMinDelay: p.opts.RetryMinDelay,
+		RetryMaxDelay: p.opts.RetryMaxDelay,
+		ResyncPeriod:  p.opts.ResyncPeriod,
+	})
+	defer p.loop.ShutDown()
 
 	stopWatching, err := p.watch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return stopCause(ctx, errHostStopped)
+			return host.Err()
 		}
 		return err
 	}
 	defer stopWatching()
 
-	wg.Go(func() { p.resync(ctx) })
-
-	// The queue hands out each object to one goroutine at a time, but objects run in parallel
-	// without a bound, so that shoot clusters that take CacheSyncTimeout to fail never hold up
-	// others.
-	var running sync.WaitGroup
-	context.AfterFunc(ctx, p.queue.ShutDown)
-	for {
-		key, shutdown := p.queue.Get()
-		if shutdown {
-			break
-		}
-		running.Go(func() {
-			defer p.queue.Done(key)
-			if retry := p.sync(ctx, key); retry && ctx.Err() == nil {
-				p.queue.AddRateLimited(key)
-				return
-			}
-			p.queue.Forget(key)
-		})
-	}
-	running.Wait()
+	p.loop.Run(ctx)
 	p.RemoveAll()
 	p.mu.Lock()
 	for _, st := range p.states {
-		if st.broken {
-			BrokenClusters.Dec()
-		}
+		p.problems.Drop(&st.problem)
 	}
 	p.states = map[types.NamespacedName]*memberState{}
 	p.mu.Unlock()
-	return stopCause(ctx, errHostStopped)
-}
-
-// stopCause returns the error Start returns once ctx has ended: nil when its parent ended, the
-// cause when the host cluster stopped.
-func stopCause(ctx context.Context, errHostStopped error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, errHostStopped) {
-		return cause
-	}
-	return nil
+	return host.Err()
 }
 
 // sync dispatches to the topology's sync.
@@ -493,68 +453,40 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) (retry bo
 // Options.CacheSyncTimeout, until they have seen every existing object. The returned func
 // removes the handlers.
 func (p *Provider) watch(ctx context.Context) (stop func(), err error) {
-	waitCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
-	defer cancel()
-
-	var stops []func()
-	stop = func() {
-		for _, s := range stops {
-			s()
-		}
-	}
-	type watched struct {
-		obj     client.Object
-		enqueue func(any)
-		hint    string
-	}
-	var list []watched
+	var watches []reconcileloop.Watch
 	switch p.opts.Topology {
 	case TopologyGarden:
-		list = []watched{{&gardencorev1beta1.Shoot{}, func(obj any) {
-			if o, ok := objectOf(obj); ok && p.inNamespaces(o.GetNamespace()) {
-				p.queue.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
-			}
-		}, "is this a garden cluster, and may the provider list and watch shoots.core.gardener.cloud?"}}
+		const hint = "is this a garden cluster, and may the provider list and watch shoots.core.gardener.cloud?"
+		watches = []reconcileloop.Watch{{
+			Object: &gardencorev1beta1.Shoot{},
+			Enqueue: func(o client.Object) {
+				if p.inNamespaces(o.GetNamespace()) {
+					p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
+				}
+			},
+			InformerHint: hint,
+			SyncHint:     hint,
+		}}
 	case TopologySeed:
-		list = []watched{
-			{&extensionsv1alpha1.Cluster{}, func(obj any) {
-				if o, ok := objectOf(obj); ok {
-					p.queue.Add(types.NamespacedName{Name: o.GetName()})
+		const clusterHint = "is this a seed cluster with the clusters.extensions.gardener.cloud CRD, and may the provider list and watch them?"
+		const secretHint = "may the provider list and watch Secrets?"
+		watches = []reconcileloop.Watch{{
+			Object:       &extensionsv1alpha1.Cluster{},
+			Enqueue:      func(o client.Object) { p.loop.Add(types.NamespacedName{Name: o.GetName()}) },
+			InformerHint: clusterHint,
+			SyncHint:     clusterHint,
+		}, {
+			Object: &corev1.Secret{},
+			Enqueue: func(o client.Object) {
+				if o.GetName() == SeedSecretName {
+					p.loop.Add(types.NamespacedName{Name: o.GetNamespace()})
 				}
-			}, "is this a seed cluster with the clusters.extensions.gardener.cloud CRD, and may the provider list and watch them?"},
-			{&corev1.Secret{}, func(obj any) {
-				if o, ok := objectOf(obj); ok && o.GetName() == SeedSecretName {
-					p.queue.Add(types.NamespacedName{Name: o.GetNamespace()})
-				}
-			}, "may the provider list and watch Secrets?"},
-		}
+			},
+			InformerHint: secretHint,
+			SyncHint:     secretHint,
+		}}
 	}
-	for _, w := range list {
-		kind := fmt.Sprintf("%T", w.obj)
-		informer, err := p.host.GetCache().GetInformer(waitCtx, w.obj, cache.BlockUntilSynced(false))
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("gardener provider: getting the host's informer for %s (%s): %w", kind, w.hint, err)
-		}
-		reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    w.enqueue,
-			UpdateFunc: func(_, newObj any) { w.enqueue(newObj) },
-			DeleteFunc: w.enqueue,
-		})
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("gardener provider: watching the host's %s: %w", kind, err)
-		}
-		stops = append(stops, func() { _ = informer.RemoveEventHandler(reg) })
-		if !waitFor(waitCtx, reg.HasSynced) {
-			stop()
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("gardener provider: waiting for the host's %s: %w", kind, context.Cause(ctx))
-			}
-			return nil, fmt.Errorf("gardener provider: the host's %s did not sync within %s (%s)", kind, p.opts.CacheSyncTimeout, w.hint)
-		}
-	}
-	return stop, nil
+	return reconcileloop.WatchHost(ctx, p.host.GetCache(), "gardener provider", p.opts.CacheSyncTimeout, watches...)
 }
 
 // inNamespaces reports whether Options.Namespaces selects the garden namespace ns.
@@ -562,47 +494,13 @@ func (p *Provider) inNamespaces(ns string) bool {
 	return len(p.opts.Namespaces) == 0 || slices.Contains(p.opts.Namespaces, ns)
 }
 
-// objectOf returns the object of an informer notification, unwrapping deletion tombstones.
-func objectOf(obj any) (client.Object, bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// knownKeys returns every object the provider knows, for the periodic resync.
+func (p *Provider) knownKeys() []types.NamespacedName {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := make([]types.NamespacedName, 0, len(p.states))
+	for key := range p.states {
+		keys = append(keys, key)
 	}
-	o, ok := obj.(client.Object)
-	return o, ok
-}
-
-// waitFor polls done until it reports true or ctx ends.
-func waitFor(ctx context.Context, done func() bool) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return done()
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-// resync queues every known object each Options.ResyncPeriod until ctx ends.
-func (p *Provider) resync(ctx context.Context) {
-	tick := time.NewTicker(p.opts.ResyncPeriod)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		p.mu.Lock()
-		keys := make([]types.NamespacedName, 0, len(p.states))
-		for key := range p.states {
-			keys = append(keys, key)
-		}
-		p.mu.Unlock()
-		for _, key := range keys {
-			p.queue.Add(key)
-		}
-	}
+	return keys
 }

@@ -83,17 +83,17 @@ func (p *Provider) syncShoot(ctx context.Context, key types.NamespacedName) (ret
 					p.disengageExpired(ctx, key, st, shoot, log, err)
 				} else {
 					// Make sure a sync happens at expiry even when the backoff is longer.
-					p.queue.AddAfter(key, time.Until(st.expires))
+					p.loop.AddAfter(key, time.Until(st.expires))
 				}
 			}
-			p.problem(st, shoot, nil, log, ReasonAdminKubeconfigFailed, ReasonAdminKubeconfigFailed, err)
+			p.problems.Report(&st.problem, log, shoot, nil, ReasonAdminKubeconfigFailed, ReasonAdminKubeconfigFailed, err)
 			return true
 		}
 		st.creds = creds
 		log.V(1).Info("Obtained admin credentials", "expires", creds.expires.UTC().Format(time.RFC3339), "renewAt", creds.renewAt.UTC().Format(time.RFC3339))
 	}
 	// Renewal is due at renewAt whether or not anything about the Shoot changes.
-	p.queue.AddAfter(key, time.Until(st.creds.renewAt))
+	p.loop.AddAfter(key, time.Until(st.creds.renewAt))
 	retry, err := p.engage(ctx, key, st, shoot, nil, st.creds.kubeconfig, st.creds.hash, st.creds.expires,
 		"admin credentials of shoots/"+AdminKubeconfigSubresource, log)
 	if errors.Is(err, errUnauthorized) {
@@ -131,7 +131,7 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 	if err != nil {
 		// An engaged cluster stays engaged: gardenlet rewrites the object on its next
 		// reconciliation, and deleting it is what disengages.
-		p.problem(st, obj, nil, log, ReasonInvalidCluster, ReasonInvalidCluster, fmt.Errorf("the Cluster object %s: %w", key.Name, err))
+		p.problems.Report(&st.problem, log, obj, nil, ReasonInvalidCluster, ReasonInvalidCluster, fmt.Errorf("the Cluster object %s: %w", key.Name, err))
 		return false
 	}
 	switch {
@@ -151,13 +151,13 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 			return true
 		}
 		// An engaged cluster keeps its working credentials: gardenlet recreates the Secret.
-		p.problem(st, obj, nil, log, ReasonKubeconfigSecretMissing, ReasonKubeconfigSecretMissing,
+		p.problems.Report(&st.problem, log, obj, nil, ReasonKubeconfigSecretMissing, ReasonKubeconfigSecretMissing,
 			fmt.Errorf("the Secret %s was not found in the shoot's control-plane namespace", secretKey))
 		return false
 	}
 	data := secret.Data[SeedKubeconfigKey]
 	if len(data) == 0 {
-		p.problem(st, obj, secret, log, ReasonInvalidKubeconfig, reasonMissingData,
+		p.problems.Report(&st.problem, log, obj, secret, ReasonInvalidKubeconfig, reasonMissingData,
 			fmt.Errorf("the Secret %s has no data under key %q", secretKey, SeedKubeconfigKey))
 		return false
 	}
@@ -175,7 +175,7 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 	engaged := p.isEngaged(ctx, key, st)
 	if engaged && st.hash == hash {
 		st.expires = expires
-		p.resolved(st, log)
+		p.problems.Resolve(&st.problem, log)
 		return false, nil
 	}
 	if st.rejected == hash {
@@ -195,13 +195,13 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 		if reason == "" {
 			reason = ReasonInvalidKubeconfig
 		}
-		p.problem(st, obj, related, log, ReasonInvalidKubeconfig, reason, fmt.Errorf("%s: %w", source, err))
+		p.problems.Report(&st.problem, log, obj, related, ReasonInvalidKubeconfig, reason, fmt.Errorf("%s: %w", source, err))
 		return false, err
 	}
 	cl, err := cluster.New(cfg, p.opts.ClusterOptions...)
 	if err != nil {
 		st.rejected = hash
-		p.problem(st, obj, related, log, ReasonInvalidKubeconfig, ReasonInvalidKubeconfig, fmt.Errorf("%s: creating the cluster: %w", source, err))
+		p.problems.Report(&st.problem, log, obj, related, ReasonInvalidKubeconfig, ReasonInvalidKubeconfig, fmt.Errorf("%s: creating the cluster: %w", source, err))
 		return false, err
 	}
 	st.rejected = ""
@@ -218,7 +218,7 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 		if errors.Is(err, errUnauthorized) {
 			reason = ReasonUnauthorized
 		}
-		p.problem(st, obj, related, log, reason, reason, fmt.Errorf("%s: %w", source, err))
+		p.problems.Report(&st.problem, log, obj, related, reason, reason, fmt.Errorf("%s: %w", source, err))
 		return true, err
 	}
 
@@ -231,7 +231,7 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
 			reason = ReasonClusterUnreachable
 		}
-		p.problem(st, obj, related, log, reason, reason, err)
+		p.problems.Report(&st.problem, log, obj, related, reason, reason, err)
 		return true, err
 	}
 	current, err := p.GetTyped(ctx, name)
@@ -241,15 +241,15 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 	}
 	rotated := engaged && current != st.engaged
 	st.engaged, st.hash, st.expires = current, hash, expires
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	switch {
 	case rotated:
 		CredentialRotations.Inc()
 		log.Info("Re-engaged cluster with new credentials", "source", source)
-		p.event(obj, related, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with new "+source)
+		p.events.Record(obj, related, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with new "+source)
 	case !engaged:
 		log.Info("Engaged cluster", "source", source)
-		p.event(obj, related, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with "+source)
+		p.events.Record(obj, related, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged with "+source)
 	default:
 		// The kubeconfig changed in form only (clusters.EqualConfigs): nothing was replaced.
 		log.V(1).Info("Kubeconfig changed without changing credentials or endpoint", "source", source)
@@ -260,7 +260,7 @@ func (p *Provider) engage(ctx context.Context, key types.NamespacedName, st *mem
 // disengage removes the cluster of an object that exists but must not be engaged, and forgets
 // its credentials. obj, when not nil, gets a Normal Event if a cluster was engaged.
 func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *memberState, obj client.Object, log logr.Logger, why string) {
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	st.rejected, st.creds = "", nil
 	wasEngaged := p.isEngaged(ctx, key, st)
 	if st.engaged != nil {
@@ -273,7 +273,7 @@ func (p *Provider) disengage(ctx context.Context, key types.NamespacedName, st *
 	}
 	log.Info("Disengaged cluster: " + why)
 	if obj != nil {
-		p.event(obj, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
+		p.events.Record(obj, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
 	}
 }
 
@@ -285,7 +285,7 @@ func (p *Provider) disengageExpired(ctx context.Context, key types.NamespacedNam
 	st.engaged, st.hash, st.expires, st.creds = nil, "", time.Time{}, nil
 	if wasEngaged {
 		log.Error(cause, "Disengaged cluster: its admin credentials expired and could not be renewed")
-		p.event(shoot, nil, corev1.EventTypeWarning, ReasonCredentialsExpired,
+		p.events.Record(shoot, nil, corev1.EventTypeWarning, ReasonCredentialsExpired,
 			"Cluster disengaged: its admin credentials expired and could not be renewed: "+cause.Error())
 	}
 }
@@ -299,7 +299,7 @@ func (p *Provider) forget(key types.NamespacedName, log logr.Logger, why string)
 	if !ok {
 		return
 	}
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if st.engaged != nil {
 		p.Remove(clusterName(key))
 		log.Info("Disengaged cluster: " + why)

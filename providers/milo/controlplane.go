@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 )
 
 // ClusterName returns the name under which the provider engages a project: the project's name
@@ -51,13 +52,6 @@ func ServiceHost(project string) string {
 	return "https://milo-apiserver.project-" + project + ".svc.cluster.local:6443"
 }
 
-// Defaults for project configs that set neither QPS nor Burst, the same as controller-runtime's
-// config loader gives the host.
-const (
-	defaultQPS   = 20
-	defaultBurst = 30
-)
-
 // restConfig returns the rest.Config of a project's control plane: a copy of BaseConfig, with
 // its credentials, whose Host is Options.ControlPlaneHost(project), changed by RESTOptions.
 // Errors name options, never credentials.
@@ -65,15 +59,7 @@ func (p *Provider) restConfig(project string) (*rest.Config, error) {
 	cfg := rest.CopyConfig(p.opts.BaseConfig)
 	cfg.Host = p.opts.ControlPlaneHost(project)
 	cfg.APIPath = ""
-	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
-	}
-	for i, opt := range p.opts.RESTOptions {
-		if err := opt(cfg); err != nil {
-			return nil, fmt.Errorf("Options.RESTOptions[%d]: %w", i, err)
-		}
-	}
-	return cfg, nil
+	return reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
 }
 
 // errUnauthorized marks credentials the control plane refused.

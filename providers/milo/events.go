@@ -1,12 +1,5 @@
 package milo
 
-import (
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-)
-
 // EventSource is the reporting controller of the Events the provider records on Projects and
 // ProjectControlPlanes.
 const EventSource = "mcr.dev/milo-provider"
@@ -47,48 +40,3 @@ const (
 
 // eventAction is the action of every Event the provider records.
 const eventAction = "Engage"
-
-// maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
-const maxNoteBytes = 1024
-
-// event records an Event on a watched object.
-func (p *Provider) event(regarding client.Object, eventType, reason, note string) {
-	if p.recorder == nil {
-		return
-	}
-	if len(note) > maxNoteBytes {
-		note = note[:maxNoteBytes-3] + "..."
-	}
-	p.recorder.Eventf(regarding, nil, eventType, reason, eventAction, "%s", note)
-}
-
-// problem reports that a ready project cannot be engaged: it counts the attempt and, when the
-// problem is new or different, logs it and records a Warning Event on the object. err must not
-// contain credentials: the provider's errors name objects, options and hosts only.
-func (p *Provider) problem(st *projectState, obj client.Object, log logr.Logger, reason string, err error) {
-	Errors.WithLabelValues(reason).Inc()
-	if !st.broken {
-		st.broken = true
-		BrokenProjects.Inc()
-	}
-	msg := err.Error()
-	if st.problem == msg {
-		log.V(1).Info("Project still cannot be engaged", "reason", reason, "error", msg)
-		return
-	}
-	st.problem = msg
-	log.Error(err, "Project cannot be engaged", "reason", reason)
-	p.event(obj, corev1.EventTypeWarning, reason, msg)
-}
-
-// resolved clears the reported problem of a project, if any.
-func (p *Provider) resolved(st *projectState, log logr.Logger) {
-	if st.broken {
-		st.broken = false
-		BrokenProjects.Dec()
-	}
-	if st.problem != "" {
-		st.problem = ""
-		log.Info("Project problem resolved")
-	}
-}

@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -223,7 +221,7 @@ func start(t *testing.T, opts milo.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = time.Second
 	}
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	p, err := milo.New(provider, opts)
 	if err != nil {
 		t.Fatalf("milo.New: %v", err)
@@ -248,7 +246,7 @@ func (s *started) waitLog(t *testing.T, project string, parts ...string) string 
 	var line string
 	providertest.Eventually(t, waitTimeout, fmt.Sprintf("log line about %q with %q", project, parts), func() error {
 		var err error
-		line, err = s.logs.find(append([]string{`"cluster"="` + project + `"`}, parts...)...)
+		line, err = s.logs.Find(append([]string{`"cluster"="` + project + `"`}, parts...)...)
 		return err
 	})
 	return line
@@ -382,49 +380,7 @@ func waitEvent(t *testing.T, kind, name, reason string, parts ...string) string 
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 1})
-}
-
-// find returns the first line that contains every part.
-func (b *logBuffer) find(parts ...string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		ok := true
-		for _, p := range parts {
-			if !strings.Contains(l, p) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return l, nil
-		}
-	}
-	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
-}
-
-// contains reports whether any line contains s.
-func (b *logBuffer) contains(s string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
-}
+type logBuffer = providertest.LogBuffer
 
 // clusterName is a shorthand for tests.
 func clusterName(project string) multicluster.ClusterName { return milo.ClusterName(project) }

@@ -12,9 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +21,7 @@ import (
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/reconcileloop"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
 )
@@ -35,9 +34,9 @@ var (
 // Defaults of Options.
 const (
 	DefaultUnreadyGracePeriod = 30 * time.Second
-	DefaultRetryMinDelay      = time.Second
-	DefaultRetryMaxDelay      = 5 * time.Minute
-	DefaultResyncPeriod       = 10 * time.Minute
+	DefaultRetryMinDelay      = reconcileloop.DefaultRetryMinDelay
+	DefaultRetryMaxDelay      = reconcileloop.DefaultRetryMaxDelay
+	DefaultResyncPeriod       = reconcileloop.DefaultResyncPeriod
 )
 
 // Options configures a Provider. The zero value of every field selects its default; defaults are
@@ -176,21 +175,12 @@ func (o Options) withDefaults(host *rest.Config) (Options, error) {
 			o.ControlPlaneHost = ServiceHost
 		}
 	}
-	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = clusters.DefaultCacheSyncTimeout
-	}
-	if o.RetryMinDelay <= 0 {
-		o.RetryMinDelay = DefaultRetryMinDelay
-	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = DefaultRetryMaxDelay
-	}
-	if o.RetryMaxDelay < o.RetryMinDelay {
-		o.RetryMaxDelay = o.RetryMinDelay
-	}
-	if o.ResyncPeriod <= 0 {
-		o.ResyncPeriod = DefaultResyncPeriod
-	}
+	reconcileloop.Durations{
+		CacheSyncTimeout: &o.CacheSyncTimeout,
+		RetryMinDelay:    &o.RetryMinDelay,
+		RetryMaxDelay:    &o.RetryMaxDelay,
+		ResyncPeriod:     &o.ResyncPeriod,
+	}.SetDefaults()
 	if o.Log.GetSink() == nil {
 		o.Log = ctrllog.Log.WithName("milo-provider")
 	}
@@ -214,8 +204,9 @@ type Provider struct {
 
 	// Set by Start before any sync runs.
 	aware    multicluster.Aware
-	queue    workqueue.TypedRateLimitingInterface[string]
-	recorder events.EventRecorder
+	loop     *reconcileloop.Loop[string]
+	events   reconcileloop.Events
+	problems reconcileloop.Problems
 }
 
 // projectState is what the provider remembers about one project. Only the sync of that project
@@ -225,9 +216,9 @@ type projectState struct {
 	engaged cluster.Cluster
 	// unreadySince is when the engaged project was first seen unready; zero while it is ready.
 	unreadySince time.Time
-	// problem is the reported problem, broken whether it counts in BrokenProjects.
-	problem string
-	broken  bool
+	// problem is the reported problem; while there is one, the project counts in
+	// BrokenProjects.
+	problem reconcileloop.Problem
 }
 
 // Scheme returns a new scheme with the client-go types and the Milo types the provider reads,
@@ -303,6 +294,8 @@ func newProvider(host *rest.Config, opts Options) (*Provider, error) {
 		log:    o.Log.WithValues("mode", string(o.Mode)),
 		states: map[string]*projectState{},
 	}
+	p.events.Action = eventAction
+	p.problems = reconcileloop.Problems{Subject: "Project", Errors: Errors, Broken: BrokenProjects, Events: &p.events}
 	p.Options = clusters.Options[cluster.Cluster]{
 		CacheSyncTimeout: o.CacheSyncTimeout,
 		Log:              o.Log,
@@ -327,167 +320,71 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.started = true
 	p.mu.Unlock()
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	errHostStopped := errors.New("milo provider: the host cluster stopped")
+	var ownHost cluster.Cluster
 	if p.ownHost {
-		wg.Go(func() {
-			err := p.host.Start(ctx)
-			if ctx.Err() == nil {
-				cancel(fmt.Errorf("%w: %v", errHostStopped, err))
-			}
-		})
+		ownHost = p.host
 	}
+	host := reconcileloop.RunHost(ctx, "milo provider", ownHost)
+	defer host.Stop()
+	ctx = host.Context()
 
 	p.aware = aware
-	p.recorder = p.opts.EventRecorder
-	if p.recorder == nil {
-		p.recorder = p.host.GetEventRecorder(EventSource)
+	p.events.Recorder = p.opts.EventRecorder
+	if p.events.Recorder == nil {
+		p.events.Recorder = p.host.GetEventRecorder(EventSource)
 	}
-	p.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](p.opts.RetryMinDelay, p.opts.RetryMaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "milo-provider"})
-	defer p.queue.ShutDown()
+	// Projects run in parallel without a bound, so that control planes that take
+	// CacheSyncTimeout to fail never hold up others.
+	p.loop = reconcileloop.New(reconcileloop.Options[string]{
+		Name:          "milo-provider",
+		Sync:          p.sync,
+		Keys:          p.knownKeys,
+		RetryMinDelay: p.opts.RetryMinDelay,
+		RetryMaxDelay: p.opts.RetryMaxDelay,
+		ResyncPeriod:  p.opts.ResyncPeriod,
+	})
+	defer p.loop.ShutDown()
 
 	stopWatching, err := p.watch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return stopCause(ctx, errHostStopped)
+			return host.Err()
 		}
 		return err
 	}
 	defer stopWatching()
 
-	wg.Go(func() { p.resync(ctx) })
-
-	// The queue hands out each project to one goroutine at a time, but projects run in
-	// parallel without a bound, so that control planes that take CacheSyncTimeout to fail never
-	// hold up others.
-	var running sync.WaitGroup
-	context.AfterFunc(ctx, p.queue.ShutDown)
-	for {
-		key, shutdown := p.queue.Get()
-		if shutdown {
-			break
-		}
-		running.Go(func() {
-			defer p.queue.Done(key)
-			res := p.sync(ctx, key)
-			switch {
-			case ctx.Err() != nil:
-				p.queue.Forget(key)
-			case res.retry:
-				p.queue.AddRateLimited(key)
-			default:
-				p.queue.Forget(key)
-				if res.after > 0 {
-					p.queue.AddAfter(key, res.after)
-				}
-			}
-		})
-	}
-	running.Wait()
+	p.loop.Run(ctx)
 	p.RemoveAll()
 	p.mu.Lock()
 	for _, st := range p.states {
-		if st.broken {
-			BrokenProjects.Dec()
-		}
+		p.problems.Drop(&st.problem)
 	}
 	p.states = map[string]*projectState{}
 	p.mu.Unlock()
-	return stopCause(ctx, errHostStopped)
-}
-
-// stopCause returns the error Start returns once ctx has ended: nil when its parent ended, the
-// cause when the host cluster stopped.
-func stopCause(ctx context.Context, errHostStopped error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, errHostStopped) {
-		return cause
-	}
-	return nil
+	return host.Err()
 }
 
 // watch registers the provider's event handler on the host's informer of the Mode's type and
 // waits, at most Options.CacheSyncTimeout, until it has seen every existing object. The
 // returned func removes the handler.
 func (p *Provider) watch(ctx context.Context) (stop func(), err error) {
-	waitCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
-	defer cancel()
-
-	kind := p.opts.Mode.kind()
-	informer, err := p.host.GetCache().GetInformer(waitCtx, p.opts.Mode.newObject(), cache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, fmt.Errorf("milo provider: getting the host's informer for %s (is the CRD installed, and the type in the host's scheme?): %w", kind, err)
-	}
-	enqueue := func(obj any) {
-		if o, ok := objectOf(obj); ok {
-			p.queue.Add(o.GetName())
-		}
-	}
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, newObj any) { enqueue(newObj) },
-		DeleteFunc: enqueue,
+	return reconcileloop.WatchHost(ctx, p.host.GetCache(), "milo provider", p.opts.CacheSyncTimeout, reconcileloop.Watch{
+		Object:       p.opts.Mode.newObject(),
+		Kind:         p.opts.Mode.kind(),
+		Enqueue:      func(o client.Object) { p.loop.Add(o.GetName()) },
+		InformerHint: "is the CRD installed, and the type in the host's scheme?",
+		SyncHint:     "is the CRD installed, and does the provider have list and watch permission?",
 	})
-	if err != nil {
-		return nil, fmt.Errorf("milo provider: watching the host's %s: %w", kind, err)
-	}
-	stop = func() { _ = informer.RemoveEventHandler(reg) }
-	if !waitFor(waitCtx, reg.HasSynced) {
-		stop()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("milo provider: waiting for the host's %s: %w", kind, context.Cause(ctx))
-		}
-		return nil, fmt.Errorf("milo provider: the host's %s did not sync within %s (is the CRD installed, and does the provider have list and watch permission?)", kind, p.opts.CacheSyncTimeout)
-	}
-	return stop, nil
 }
 
-// objectOf returns the object of an informer notification, unwrapping deletion tombstones.
-func objectOf(obj any) (client.Object, bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// knownKeys returns every project the provider knows, for the periodic resync.
+func (p *Provider) knownKeys() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := make([]string, 0, len(p.states))
+	for key := range p.states {
+		keys = append(keys, key)
 	}
-	o, ok := obj.(client.Object)
-	return o, ok
-}
-
-// waitFor polls done until it reports true or ctx ends.
-func waitFor(ctx context.Context, done func() bool) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return done()
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-// resync queues every known project each Options.ResyncPeriod until ctx ends.
-func (p *Provider) resync(ctx context.Context) {
-	tick := time.NewTicker(p.opts.ResyncPeriod)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		p.mu.Lock()
-		keys := make([]string, 0, len(p.states))
-		for key := range p.states {
-			keys = append(keys, key)
-		}
-		p.mu.Unlock()
-		for _, key := range keys {
-			p.queue.Add(key)
-		}
-	}
+	return keys
 }

@@ -86,7 +86,7 @@ func TestProjectMode(t *testing.T) {
 		t.Error("the proxy forwarded no request of the project")
 	}
 	waitEvent(t, "Project", name, milo.ReasonClusterEngaged, proxy.ControlPlaneURL(name))
-	if s.logs.contains(provider.BearerToken) {
+	if s.logs.Contains(provider.BearerToken) {
 		t.Error("the provider logged its token")
 	}
 
@@ -198,7 +198,7 @@ func TestReadinessGracePeriod(t *testing.T) {
 		e := s.waitEngaged(t, name)
 		setReadyT(t, milo.ModeProject, name, false)
 		s.waitDisengaged(t, name, e)
-		if line, err := s.logs.find(`"cluster"="`+name+`"`, "stays engaged for the grace period"); err == nil {
+		if line, err := s.logs.Find(`"cluster"="`+name+`"`, "stays engaged for the grace period"); err == nil {
 			t.Errorf("a negative grace period still waited: %s", line)
 		}
 	})
@@ -273,7 +273,7 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 		route(t, broken, "gamma")
 		s.waitEngaged(t, broken)
 		s.waitLog(t, broken, "Project problem resolved")
-		if s.logs.contains(provider.BearerToken) {
+		if s.logs.Contains(provider.BearerToken) {
 			t.Error("the provider logged its token")
 		}
 	})
@@ -333,7 +333,7 @@ func TestNewForHost(t *testing.T) {
 		Mode:             milo.ModeProjectControlPlane,
 		Selector:         labels.SelectorFromSet(labels.Set{testLabel: testID(t)}),
 		ControlPlaneHost: proxy.ControlPlaneURL,
-		Log:              logs.logger(),
+		Log:              logs.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)

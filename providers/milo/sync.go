@@ -14,14 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/reconcileloop"
 )
-
-// result is what a sync asks of the queue: a retry with backoff, or a look again after a while
-// (the end of a grace period).
-type result struct {
-	retry bool
-	after time.Duration
-}
 
 // state returns the remembered state of a project, creating it.
 func (p *Provider) state(project string) *projectState {
@@ -47,7 +41,7 @@ func (p *Provider) isEngaged(ctx context.Context, project string, st *projectSta
 
 // sync brings the engagement of one project in line with its object (Project or
 // ProjectControlPlane, after the Mode).
-func (p *Provider) sync(ctx context.Context, project string) result {
+func (p *Provider) sync(ctx context.Context, project string) reconcileloop.Result {
 	name := ClusterName(project)
 	log := p.log.WithValues("cluster", name)
 	kind := p.opts.Mode.kind()
@@ -56,15 +50,15 @@ func (p *Provider) sync(ctx context.Context, project string) result {
 	if err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: project}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			p.forget(project, log, "the "+kind+" is gone")
-			return result{}
+			return reconcileloop.Result{}
 		}
 		log.Error(err, "Reading the "+kind+" from the host cache")
-		return result{retry: true}
+		return reconcileloop.Result{Retry: true}
 	}
 	st := p.state(project)
 	if !p.selects(obj) {
 		p.disengage(ctx, project, st, obj, log, "the "+kind+" is not selected by the provider's options")
-		return result{}
+		return reconcileloop.Result{}
 	}
 	if !p.opts.IsReady(ctx, obj) {
 		return p.unready(ctx, project, st, obj, log)
@@ -78,19 +72,19 @@ func (p *Provider) sync(ctx context.Context, project string) result {
 		}
 	}
 	if engaged {
-		p.resolved(st, log)
-		return result{}
+		p.problems.Resolve(&st.problem, log)
+		return reconcileloop.Result{}
 	}
 
 	cfg, err := p.restConfig(project)
 	if err != nil {
-		p.problem(st, obj, log, ReasonInvalidConfig, err)
-		return result{}
+		p.problems.Report(&st.problem, log, obj, nil, ReasonInvalidConfig, ReasonInvalidConfig, err)
+		return reconcileloop.Result{}
 	}
 	cl, err := cluster.New(cfg, p.opts.ClusterOptions...)
 	if err != nil {
-		p.problem(st, obj, log, ReasonInvalidConfig, fmt.Errorf("creating the cluster: %w", err))
-		return result{}
+		p.problems.Report(&st.problem, log, obj, nil, ReasonInvalidConfig, ReasonInvalidConfig, fmt.Errorf("creating the cluster: %w", err))
+		return reconcileloop.Result{}
 	}
 
 	checkCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
@@ -99,75 +93,75 @@ func (p *Provider) sync(ctx context.Context, project string) result {
 	if err != nil {
 		cl.GetHTTPClient().CloseIdleConnections()
 		if ctx.Err() != nil {
-			return result{}
+			return reconcileloop.Result{}
 		}
 		reason := ReasonClusterUnreachable
 		if errors.Is(err, errUnauthorized) {
 			reason = ReasonUnauthorized
 		}
-		p.problem(st, obj, log, reason, err)
-		return result{retry: true}
+		p.problems.Report(&st.problem, log, obj, nil, reason, reason, err)
+		return reconcileloop.Result{Retry: true}
 	}
 
 	// The engaged cluster lives as long as the provider, never as long as this sync.
 	if err := p.AddOrReplace(ctx, name, cl, p.aware); err != nil {
 		if ctx.Err() != nil {
-			return result{}
+			return reconcileloop.Result{}
 		}
 		reason := ReasonEngageFailed
 		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
 			reason = ReasonClusterUnreachable
 		}
-		p.problem(st, obj, log, reason, err)
-		return result{retry: true}
+		p.problems.Report(&st.problem, log, obj, nil, reason, reason, err)
+		return reconcileloop.Result{Retry: true}
 	}
 	current, err := p.GetTyped(ctx, name)
 	if err != nil {
 		// Engaged and gone again at once (its cache stopped): the next sync starts over.
-		return result{retry: true}
+		return reconcileloop.Result{Retry: true}
 	}
 	st.engaged = current
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	log.Info("Engaged cluster", "host", cfg.Host)
-	p.event(obj, corev1.EventTypeNormal, ReasonClusterEngaged, "Project control plane engaged at "+cfg.Host)
-	return result{}
+	p.events.Record(obj, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Project control plane engaged at "+cfg.Host)
+	return reconcileloop.Result{}
 }
 
 // unready handles a selected object that is not ready: an engaged project keeps its cluster for
 // the grace period and is disengaged when it is still unready at its end; a project that is
 // not engaged stays so.
-func (p *Provider) unready(ctx context.Context, project string, st *projectState, obj client.Object, log logr.Logger) result {
+func (p *Provider) unready(ctx context.Context, project string, st *projectState, obj client.Object, log logr.Logger) reconcileloop.Result {
 	kind := p.opts.Mode.kind()
 	if !p.isEngaged(ctx, project, st) {
 		st.unreadySince = time.Time{}
 		p.disengage(ctx, project, st, obj, log, "the "+kind+" is not ready")
-		return result{}
+		return reconcileloop.Result{}
 	}
 	grace := p.opts.UnreadyGracePeriod
 	if grace < 0 {
 		st.unreadySince = time.Time{}
 		p.disengage(ctx, project, st, obj, log, "the "+kind+" is not ready")
-		return result{}
+		return reconcileloop.Result{}
 	}
 	now := time.Now()
 	if st.unreadySince.IsZero() {
 		st.unreadySince = now
 		log.Info("Project is not ready; its cluster stays engaged for the grace period", "gracePeriod", grace)
-		p.event(obj, corev1.EventTypeNormal, ReasonProjectUnready,
+		p.events.Record(obj, nil, corev1.EventTypeNormal, ReasonProjectUnready,
 			fmt.Sprintf("The %s is not ready; its control plane stays engaged for %s and is disengaged if it is not ready by then", kind, grace))
 	}
 	if left := grace - now.Sub(st.unreadySince); left > 0 {
-		return result{after: left}
+		return reconcileloop.Result{After: left}
 	}
 	st.unreadySince = time.Time{}
 	p.disengage(ctx, project, st, obj, log, fmt.Sprintf("the %s has not been ready for the grace period (%s)", kind, grace))
-	return result{}
+	return reconcileloop.Result{}
 }
 
 // disengage removes the cluster of a project whose object exists but must not be engaged. obj
 // gets a Normal Event if a cluster was engaged.
 func (p *Provider) disengage(ctx context.Context, project string, st *projectState, obj client.Object, log logr.Logger, why string) {
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	wasEngaged := p.isEngaged(ctx, project, st)
 	if st.engaged != nil {
 		p.Remove(ClusterName(project))
@@ -178,7 +172,7 @@ func (p *Provider) disengage(ctx context.Context, project string, st *projectSta
 		return
 	}
 	log.Info("Disengaged cluster: " + why)
-	p.event(obj, corev1.EventTypeNormal, ReasonClusterDisengaged, "Project control plane disengaged: "+why)
+	p.events.Record(obj, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Project control plane disengaged: "+why)
 }
 
 // forget disengages the cluster of a project whose object is gone and drops what the provider
@@ -191,7 +185,7 @@ func (p *Provider) forget(project string, log logr.Logger, why string) {
 	if !ok {
 		return
 	}
-	p.resolved(st, log)
+	p.problems.Resolve(&st.problem, log)
 	if st.engaged != nil {
 		p.Remove(ClusterName(project))
 		log.Info("Disengaged cluster: " + why)
