@@ -104,7 +104,14 @@ if [[ "${got}" != "Kubernetes ${KUBE_VERSION}" ]]; then
   echo "envtest: kube-apiserver reports '${got}', want 'Kubernetes ${KUBE_VERSION}'" >&2
   exit 1
 fi
-"${OUT}/etcd" --version | head -n 1
+# Read the whole output: with pipefail, `| head -n 1` fails the script with SIGPIPE whenever
+# etcd writes its later lines after head has exited.
+etcd_version="$("${OUT}/etcd" --version)"
+if [[ "${etcd_version}" != "etcd Version: ${ETCD_VERSION#v}"* ]]; then
+  echo "envtest: etcd reports '${etcd_version%%$'\n'*}', want 'etcd Version: ${ETCD_VERSION#v}'" >&2
+  exit 1
+fi
+echo "${etcd_version%%$'\n'*}"
 
 echo "${stamp}" >"${STAMP_FILE}"
 echo "envtest: done; binaries in ${OUT#"${ROOT}/"} (set MCR_ENVTEST_ASSETS to use another directory)"
