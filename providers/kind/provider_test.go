@@ -109,7 +109,7 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 	}
 	s.waitEngaged(t, "fleet-b")
 	s.requireUntouched(t, "fleet-b", b)
-	// The provider logs after it has cancelled the engagement.
+	// The provider logs after it has canceled the engagement.
 	eventually(t, "disengage logged", func() error {
 		_, err := logs.find("Disengaged cluster", `"cluster"="fleet-a"`)
 		return err
