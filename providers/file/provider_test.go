@@ -109,7 +109,7 @@ func TestFileLifecycle(t *testing.T) {
 	writeAtomic(t, fleetFile, merged(t, east, west))
 
 	logs := &logBuffer{}
-	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.Logger()})
 	const (
 		eastName  = multicluster.ClusterName("fleet.kubeconfig+east")
 		westName  = multicluster.ClusterName("fleet.kubeconfig+west")
@@ -194,7 +194,7 @@ func TestFileLifecycle(t *testing.T) {
 		errorsBefore := testutil.ToFloat64(file.LoadErrors.WithLabelValues(fleetFile, kubeconfig.ReasonInvalid))
 		writeAtomic(t, fleetFile, []byte("apiVersion: v1\nkind: Config\nclusters: [\n  this is not yaml"))
 		eventually(t, "error logged with the file", func() error {
-			_, err := logs.find("Cannot use kubeconfig file", fleetFile)
+			_, err := logs.Find("Cannot use kubeconfig file", fleetFile)
 			return err
 		})
 		if got := testutil.ToFloat64(file.LoadErrors.WithLabelValues(fleetFile, kubeconfig.ReasonInvalid)); got <= errorsBefore {
@@ -211,7 +211,7 @@ func TestFileLifecycle(t *testing.T) {
 		s.requireReaches(t, southName, "west")
 		s.requireUntouched(t, before)
 		eventually(t, "recovery logged", func() error {
-			_, err := logs.find("Kubeconfig file problem resolved", fleetFile)
+			_, err := logs.Find("Kubeconfig file problem resolved", fleetFile)
 			return err
 		})
 	})
@@ -241,10 +241,10 @@ func TestBrokenFileAtStartup(t *testing.T) {
 	writeAtomic(t, bad, []byte("{{{"))
 
 	logs := &logBuffer{}
-	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.Logger()})
 	s.waitEngaged(t, "good.kubeconfig+east")
 	eventually(t, "error logged with the file", func() error {
-		_, err := logs.find("Cannot use kubeconfig file", bad)
+		_, err := logs.Find("Cannot use kubeconfig file", bad)
 		return err
 	})
 	if got := testutil.ToFloat64(file.BrokenFiles); got < 1 {
@@ -452,12 +452,12 @@ func TestHardenedPolicy(t *testing.T) {
 
 	logs := &logBuffer{}
 	before := testutil.ToFloat64(file.LoadErrors.WithLabelValues(path, kubeconfig.ReasonExecPlugin))
-	s := start(t, file.Options{Dirs: []string{dir}, Policy: &kubeconfig.Policy{}, Log: logs.logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Policy: &kubeconfig.Policy{}, Log: logs.Logger()})
 	s.waitEngaged(t, "fleet.kubeconfig+east")
 	var line string
 	eventually(t, "refusal logged", func() error {
 		var err error
-		line, err = logs.find("Cannot use kubeconfig context", "fleet.kubeconfig+plugin")
+		line, err = logs.Find("Cannot use kubeconfig context", "fleet.kubeconfig+plugin")
 		return err
 	})
 	if !strings.Contains(line, "AllowExec") {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -321,7 +320,7 @@ func startWith(t *testing.T, slice string, opts kcp.Options, rec *providertest.R
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	p, err := kcp.New(providerConfig(), slice, opts)
 	if err != nil {
 		t.Fatalf("kcp.New: %v", err)
@@ -361,41 +360,11 @@ func (s *started) waitLog(t *testing.T, parts ...string) string {
 	var line string
 	eventually(t, "log line with "+strings.Join(parts, " and "), func() error {
 		var err error
-		line, err = s.logs.find(parts...)
+		line, err = s.logs.Find(parts...)
 		return err
 	})
 	return line
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 1})
-}
-
-// find returns the first line that contains every part.
-func (b *logBuffer) find(parts ...string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range b.lines {
-		ok := true
-		for _, p := range parts {
-			if !strings.Contains(l, p) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return l, nil
-		}
-	}
-	return "", errors.New("no log line contains " + strings.Join(parts, " and "))
-}
+type logBuffer = providertest.LogBuffer

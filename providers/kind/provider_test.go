@@ -48,7 +48,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.logger()})
+	s := start(t, kind.Options{Log: logs.Logger()})
 	s.waitEngaged(t, "fleet-a")
 	first := s.current(t, "fleet-a")
 
@@ -69,7 +69,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	if second.Cluster == first.Cluster {
 		t.Fatal("fleet-a was re-engaged with the old cluster instance")
 	}
-	if _, err := logs.find("Re-engaged cluster", `"cluster"="fleet-a"`); err != nil {
+	if _, err := logs.Find("Re-engaged cluster", `"cluster"="fleet-a"`); err != nil {
 		t.Error(err)
 	}
 
@@ -96,7 +96,7 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 	create(t, kc, "fleet-a", "east")
 	create(t, kc, "fleet-b", "west")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.logger()})
+	s := start(t, kind.Options{Log: logs.Logger()})
 	s.waitEngaged(t, "fleet-a", "fleet-b")
 	a, b := s.current(t, "fleet-a"), s.current(t, "fleet-b")
 
@@ -111,7 +111,7 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 	s.requireUntouched(t, "fleet-b", b)
 	// The provider logs after it has canceled the engagement.
 	eventually(t, "disengage logged", func() error {
-		_, err := logs.find("Disengaged cluster", `"cluster"="fleet-a"`)
+		_, err := logs.Find("Disengaged cluster", `"cluster"="fleet-a"`)
 		return err
 	})
 
@@ -174,7 +174,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	})
 
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.logger(), CommandTimeout: 2 * time.Second, CacheSyncTimeout: 3 * time.Second})
+	s := start(t, kind.Options{Log: logs.Logger(), CommandTimeout: 2 * time.Second, CacheSyncTimeout: 3 * time.Second})
 	t.Cleanup(func() { _ = os.Remove(release) }) // runs before the provider stops: no process left behind
 	s.waitEngaged(t, "good")
 	s.requireReaches(t, "good", "east")
@@ -187,13 +187,13 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 		{"refused", "set Policy.AllowLocalFiles to allow it"},
 	} {
 		eventually(t, "error logged for "+c.cluster, func() error {
-			_, err := logs.find("Cannot engage kind cluster", `"cluster"="`+c.cluster+`"`, c.message)
+			_, err := logs.Find("Cannot engage kind cluster", `"cluster"="`+c.cluster+`"`, c.message)
 			return err
 		})
 	}
 	// The wedged read is joined by later polls, not repeated: one stuck process, not one per poll.
 	eventually(t, "a second failed attempt on the wedged cluster", func() error {
-		_, err := logs.find("Kind cluster problem persists", `"cluster"="wedged"`)
+		_, err := logs.Find("Kind cluster problem persists", `"cluster"="wedged"`)
 		return err
 	})
 	if n := calls(t, kc, kubeconfigRead("wedged")...); n != 1 {
@@ -201,12 +201,12 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	}
 	// Logged once, although every poll fails again.
 	waitCalls(t, kc, 3, kubeconfigRead("stopped")...)
-	if n := len(logs.all("Cannot engage kind cluster", `"cluster"="stopped"`)); n != 1 {
+	if n := len(logs.All("Cannot engage kind cluster", `"cluster"="stopped"`)); n != 1 {
 		t.Errorf("the stopped cluster's problem was logged %d times, want once", n)
 	}
 	// Never a credential or a value from a kubeconfig in the log (LS0t is base64 of "---").
 	for _, secret := range []string{"LS0t", "BEGIN", "/var/run/secrets/token"} {
-		for _, l := range logs.all(secret) {
+		for _, l := range logs.All(secret) {
 			t.Errorf("a log line quotes kubeconfig values: %s", l)
 		}
 	}
@@ -222,7 +222,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	s.requireReaches(t, "stopped", "west")
 	s.requireReaches(t, "wedged", "north")
 	s.requireUntouched(t, "good", good)
-	if _, err := logs.find("Kind cluster problem resolved", `"cluster"="stopped"`); err != nil {
+	if _, err := logs.Find("Kind cluster problem resolved", `"cluster"="stopped"`); err != nil {
 		t.Error(err)
 	}
 }
@@ -256,7 +256,7 @@ func TestListFailureChangesNothing(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.logger()})
+	s := start(t, kind.Options{Log: logs.Logger()})
 	s.waitEngaged(t, "fleet-a")
 	a := s.current(t, "fleet-a")
 
@@ -267,10 +267,10 @@ func TestListFailureChangesNothing(t *testing.T) {
 	}
 	waitCalls(t, kc, 3, listCall...)
 	eventually(t, "list error logged", func() error {
-		_, err := logs.find("Cannot list kind clusters", "Cannot connect to the Docker daemon")
+		_, err := logs.Find("Cannot list kind clusters", "Cannot connect to the Docker daemon")
 		return err
 	})
-	if n := len(logs.all("Cannot list kind clusters")); n != 1 {
+	if n := len(logs.All("Cannot list kind clusters")); n != 1 {
 		t.Errorf("the list failure was logged %d times, want once", n)
 	}
 	s.requireUntouched(t, "fleet-a", a)
@@ -281,7 +281,7 @@ func TestListFailureChangesNothing(t *testing.T) {
 	create(t, kc, "fleet-b", "west")
 	s.waitEngaged(t, "fleet-a", "fleet-b")
 	s.requireUntouched(t, "fleet-a", a)
-	if _, err := logs.find("Listing kind clusters works again"); err != nil {
+	if _, err := logs.Find("Listing kind clusters works again"); err != nil {
 		t.Error(err)
 	}
 }
@@ -292,9 +292,9 @@ func TestMissingContainerEngine(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.logger()})
+	s := start(t, kind.Options{Log: logs.Logger()})
 	eventually(t, "list error logged", func() error {
-		_, err := logs.find("Cannot list kind clusters", "podman")
+		_, err := logs.Find("Cannot list kind clusters", "podman")
 		return err
 	})
 	if got := s.rec.Engaged(); len(got) != 0 {

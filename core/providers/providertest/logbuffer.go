@@ -59,3 +59,16 @@ func containsAll(s string, parts []string) bool {
 	}
 	return true
 }
+
+// All returns every line that contains every part.
+func (b *LogBuffer) All(parts ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.lines {
+		if containsAll(l, parts) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

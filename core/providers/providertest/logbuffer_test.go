@@ -26,6 +26,9 @@ func TestLogBuffer(t *testing.T) {
 	if b.Contains("too verbose") {
 		t.Error("a V(2) line was kept")
 	}
+	if got := b.All("cluster", "engaged"); len(got) != 1 || !strings.Contains(got[0], `"ns/b"`) {
+		t.Errorf("All(cluster, engaged) = %q, want the ns/b line only", got)
+	}
 	if n := len(b.Lines()); n != 2 {
 		t.Errorf("Lines() has %d lines, want 2", n)
 	}
