@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"cmp"
 	"container/heap"
 	"sync"
 	"time"
@@ -18,7 +19,10 @@ type Options struct {
 	// MetricsProvider receives the standard workqueue metrics (depth, adds, latency, work
 	// duration, unfinished work, longest running processor, retries), named after the queue.
 	// A queue with an empty name records none.
-	// Defaults to nil: no metrics.
+	//
+	// Defaults to controller-runtime's own series in its metrics registry (workqueue_depth,
+	// workqueue_adds_total, ... with the labels name and controller set to the queue's name), as
+	// controller-runtime's queues report them.
 	MetricsProvider kworkqueue.MetricsProvider
 }
 
@@ -90,7 +94,7 @@ func newClusterFair[request reconcile.ClusterAware[request]](name string, rateLi
 		items:       map[request]*entry[request]{},
 		processing:  map[request]struct{}{},
 		ready:       newReadyOrder[request](),
-		metrics:     newQueueMetrics[request](opts.MetricsProvider, name, clk),
+		metrics:     newQueueMetrics[request](cmp.Or(opts.MetricsProvider, defaultMetricsProvider), name, clk),
 		timer:       clk.NewTimer(time.Hour),
 		stop:        make(chan struct{}),
 		loopExited:  make(chan struct{}),

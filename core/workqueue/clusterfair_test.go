@@ -458,7 +458,7 @@ func TestNoGoroutineSurvivesShutDown(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"no metrics", Options{}},
+		{"default metrics", Options{}},
 		{"metrics", Options{MetricsProvider: newFakeMetricsProvider()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,9 +34,10 @@
 // controller-runtime recognizes the queue as a priority queue, so priorities set by event handlers
 // (for example low priority for objects of the initial list) are kept.
 //
-// Metrics: by default the queue records none. Options.MetricsProvider takes any
-// k8s.io/client-go/util/workqueue.MetricsProvider and receives the standard workqueue metrics
-// (depth, adds, queue latency, work duration, unfinished work, longest running processor, retries)
-// under the controller's name. To publish them with controller-runtime's metrics, pass a provider
-// that registers its collectors in sigs.k8s.io/controller-runtime/pkg/metrics.Registry.
+// Metrics: the queue reports the standard workqueue metrics (depth, adds, queue latency, work
+// duration, unfinished work, longest running processor, retries) under the controller's name, in
+// the same series of controller-runtime's metrics registry that its own queues use
+// (workqueue_depth{name, controller, priority=""}, workqueue_adds_total{name, controller}, ...), so
+// existing dashboards keep working. Options.MetricsProvider takes any other
+// k8s.io/client-go/util/workqueue.MetricsProvider instead.
 package workqueue
