@@ -7,8 +7,9 @@
 // # What it watches
 //
 // On the hub (host) cluster: ClusterProfiles and, with Options.Secret, the Secrets labeled
-// x-k8s.io/cluster-inventory-consumer=<consumer>, through informers of its own that Start runs.
-// No SetupWithManager is needed: the manager runs the provider. Options.Namespaces,
+// x-k8s.io/cluster-inventory-consumer=<consumer>, through informers of its own that Start runs
+// (New), or through the cache of a cluster the caller runs, such as the manager's own
+// (NewForHost). No SetupWithManager is needed: the manager runs the provider. Options.Namespaces,
 // Options.Selector and Options.Filter narrow the profiles it serves.
 //
 // # Cluster names

@@ -63,8 +63,8 @@ type Options struct {
 	// provider (in this order) that its status.accessProviders (or the deprecated
 	// status.credentialProviders) lists: a rest.Config for the listed server and CA whose
 	// credentials come from the provider's exec plugin. Profile-sourced plugin args and env
-	// are used only as each provider's policies allow (default: ignored). New validates it
-	// (ValidateProviderConfig) and keeps a deep copy.
+	// are used only as each provider's policies allow (default: ignored). New and NewForHost
+	// validate it (ValidateProviderConfig) and keep a deep copy.
 	//
 	// Defaults to nil: the access-provider strategy is off.
 	AccessProviders *access.Config
@@ -77,8 +77,8 @@ type Options struct {
 	Secret *SecretStrategy
 
 	// Namespaces restricts the provider to ClusterProfiles (and kubeconfig Secrets) in these
-	// namespaces; the provider's host cache holds only these namespaces, so Roles in them are
-	// enough RBAC.
+	// namespaces; the host cache New builds holds only these namespaces, so Roles in them are
+	// enough RBAC. With NewForHost the host's owner configures its cache.
 	//
 	// Defaults to none: every namespace.
 	Namespaces []string
@@ -135,7 +135,8 @@ type Options struct {
 
 	// HostClusterOptions are passed to cluster.New for the host (hub) cluster that New builds,
 	// after the provider's own (scheme with the ClusterProfile type; cache restricted to
-	// Namespaces and, with Secret, to the consumer's labeled Secrets).
+	// Namespaces and, with Secret, to the consumer's labeled Secrets). Not used with NewForHost,
+	// whose host cluster its owner configures.
 	//
 	// Defaults to none.
 	HostClusterOptions []cluster.Option
@@ -215,14 +216,15 @@ func (o Options) validate() error {
 }
 
 // Provider engages one cluster for every ready ClusterProfile on a hub (host) cluster. Create it
-// with New and hand it to the manager, which calls Start.
+// with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {
 	// The embedded set supplies Get, IndexField and ClusterNames.
 	clusters.Clusters[cluster.Cluster]
 
-	opts Options
-	host cluster.Cluster
-	log  logr.Logger
+	opts    Options
+	host    cluster.Cluster
+	ownHost bool // New built host, so Start runs it
+	log     logr.Logger
 
 	mu         sync.Mutex
 	started    bool
@@ -263,29 +265,11 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("clusterprofile provider: host config is nil")
 	}
-	if err := opts.validate(); err != nil {
-		return nil, fmt.Errorf("clusterprofile provider: %w", err)
+	p, err := newProvider(opts)
+	if err != nil {
+		return nil, err
 	}
-	o := opts.withDefaults()
-	if o.AccessProviders != nil {
-		o.AccessProviders = copyProviderConfig(o.AccessProviders)
-	}
-	o.Namespaces = slices.Clone(o.Namespaces)
-	p := &Provider{
-		opts:       o,
-		log:        o.Log,
-		states:     map[types.NamespacedName]*profileState{},
-		identities: map[multicluster.ClusterName]Identity{},
-	}
-	p.events.Action = eventAction
-	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
-	p.Options = clusters.Options[cluster.Cluster]{
-		CacheSyncTimeout: o.CacheSyncTimeout,
-		Log:              o.Log,
-		// The provider replaces an engaged cluster only when the content hash of its
-		// credentials changed, so every replacement it asks for is a real one.
-		EqualClusters: func(_, _ cluster.Cluster) bool { return false },
-	}
+	o := p.opts
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -316,8 +300,82 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clusterprofile provider: creating the host cluster: %w", err)
 	}
+	p.host, p.ownHost = host, true
+	return p, nil
+}
+
+// NewForHost returns a provider that reads ClusterProfiles (and, with the Secret strategy,
+// kubeconfig Secrets) through host's cache, for example the manager's own cluster
+// (mgr.GetLocalManager()), to share informers with other controllers. host must be started by
+// its owner; Start waits for its cache, at most Options.CacheSyncTimeout, never starts or stops
+// it, and only adds event handlers to its informers, which it removes when it returns.
+// Options.HostClusterOptions are not used.
+//
+// host's scheme must hold the ClusterProfile type (v1alpha1.AddToScheme) and, with the Secret
+// strategy, Secrets (clientgoscheme.AddToScheme); NewForHost fails otherwise. Options.Namespaces
+// still selects the profiles the provider serves, but host's cache holds what its owner
+// configured: a default cache holds every ClusterProfile and, with the Secret strategy, every
+// Secret of the cluster with its data; restrict it with the owner's cache options
+// (DefaultNamespaces, and ByObject for Secrets with the label
+// x-k8s.io/cluster-inventory-consumer=<ConsumerName>) to what the provider needs.
+func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
+	if host == nil {
+		return nil, errors.New("clusterprofile provider: host cluster is nil")
+	}
+	p, err := newProvider(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkHostScheme(host.GetScheme()); err != nil {
+		return nil, fmt.Errorf("clusterprofile provider: %w", err)
+	}
 	p.host = host
 	return p, nil
+}
+
+// newProvider validates and defaults opts and returns a provider without a host, the part New
+// and NewForHost share.
+func newProvider(opts Options) (*Provider, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("clusterprofile provider: %w", err)
+	}
+	o := opts.withDefaults()
+	if o.AccessProviders != nil {
+		o.AccessProviders = copyProviderConfig(o.AccessProviders)
+	}
+	o.Namespaces = slices.Clone(o.Namespaces)
+	p := &Provider{
+		opts:       o,
+		log:        o.Log,
+		states:     map[types.NamespacedName]*profileState{},
+		identities: map[multicluster.ClusterName]Identity{},
+	}
+	p.events.Action = eventAction
+	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
+	p.Options = clusters.Options[cluster.Cluster]{
+		CacheSyncTimeout: o.CacheSyncTimeout,
+		Log:              o.Log,
+		// The provider replaces an engaged cluster only when the content hash of its
+		// credentials changed, so every replacement it asks for is a real one.
+		EqualClusters: func(_, _ cluster.Cluster) bool { return false },
+	}
+	return p, nil
+}
+
+// checkHostScheme reports the types the provider reads that a caller's host scheme lacks, so
+// that NewForHost fails at once instead of Start failing on an informer it cannot create.
+func (p *Provider) checkHostScheme(s *runtime.Scheme) error {
+	if s == nil {
+		return errors.New("the host cluster has no scheme")
+	}
+	var errs []error
+	if gvk := v1alpha1.SchemeGroupVersion.WithKind("ClusterProfile"); !s.Recognizes(gvk) {
+		errs = append(errs, fmt.Errorf("the host cluster's scheme lacks %s; add it with v1alpha1.AddToScheme (sigs.k8s.io/cluster-inventory-api/apis/v1alpha1)", gvk))
+	}
+	if gvk := corev1.SchemeGroupVersion.WithKind("Secret"); p.opts.Secret != nil && !s.Recognizes(gvk) {
+		errs = append(errs, fmt.Errorf("the host cluster's scheme lacks %s, which the Secret strategy reads; add it with clientgoscheme.AddToScheme (k8s.io/client-go/kubernetes/scheme)", gvk))
+	}
+	return errors.Join(errs...)
 }
 
 // dropManagedFields keeps cached objects small.
@@ -337,7 +395,8 @@ func (p *Provider) ListClusters() []multicluster.ClusterName {
 // and engages a cluster with aware for every ready one, until ctx ends; then it disengages every
 // cluster and returns. It fails when the host's informers do not sync within
 // Options.CacheSyncTimeout (for example because the ClusterProfile CRD is not installed), when
-// the host cluster stops, and when called twice. The manager calls Start; users do not.
+// the host cluster built by New stops, and when called twice. A host given to NewForHost is
+// neither started nor stopped by Start. The manager calls Start; users do not.
 func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.mu.Lock()
 	if p.started {
@@ -347,7 +406,11 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.started = true
 	p.mu.Unlock()
 
-	host := reconcileloop.RunHost(ctx, "clusterprofile provider", p.host)
+	var ownHost cluster.Cluster
+	if p.ownHost {
+		ownHost = p.host
+	}
+	host := reconcileloop.RunHost(ctx, "clusterprofile provider", ownHost)
 	defer host.Stop()
 	ctx = host.Context()
 
@@ -401,7 +464,9 @@ func (p *Provider) watch(ctx context.Context) (stop func(), err error) {
 	watches := []reconcileloop.Watch{{
 		Object: &v1alpha1.ClusterProfile{},
 		Enqueue: func(o client.Object) {
-			p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
+			if p.inNamespaces(o.GetNamespace()) {
+				p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
 		},
 		EnqueueOld:   true,
 		InformerHint: informerHint,
@@ -411,7 +476,7 @@ func (p *Provider) watch(ctx context.Context) (stop func(), err error) {
 		watches = append(watches, reconcileloop.Watch{
 			Object: &corev1.Secret{},
 			Enqueue: func(o client.Object) {
-				if name := o.GetLabels()[SecretLabelProfile]; name != "" {
+				if name := o.GetLabels()[SecretLabelProfile]; name != "" && p.inNamespaces(o.GetNamespace()) {
 					p.loop.Add(types.NamespacedName{Namespace: o.GetNamespace(), Name: name})
 				}
 			},

@@ -44,11 +44,17 @@ func Always(context.Context, *v1alpha1.ClusterProfile) bool { return true }
 // Options.Filter.
 func (p *Provider) selects(ctx context.Context, cp *v1alpha1.ClusterProfile) bool {
 	o := p.opts
-	if len(o.Namespaces) > 0 && !slices.Contains(o.Namespaces, cp.Namespace) {
+	if !p.inNamespaces(cp.Namespace) {
 		return false
 	}
 	if o.Selector != nil && !o.Selector.Matches(labels.Set(cp.Labels)) {
 		return false
 	}
 	return o.Filter == nil || o.Filter(ctx, cp)
+}
+
+// inNamespaces reports whether Options.Namespaces covers ns. New's host cache holds nothing
+// else, but the cache of a host given to NewForHost may.
+func (p *Provider) inNamespaces(ns string) bool {
+	return len(p.opts.Namespaces) == 0 || slices.Contains(p.opts.Namespaces, ns)
 }
