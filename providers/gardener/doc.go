@@ -17,9 +17,11 @@
 // Garden: core.gardener.cloud/v1beta1 Shoots in Options.Namespaces (project namespaces, all by
 // default), and nothing else. Seed: extensions.gardener.cloud/v1alpha1 Cluster objects
 // (cluster-scoped, one per shoot control plane) and the Secrets named "gardener", through a
-// field selector, keeping only their kubeconfig. Start runs the informers; no SetupWithManager is
-// needed. Options.Namespaces, Options.Selector and Options.Filter select Shoots (in the seed, the
-// Shoot gardenlet embeds in the Cluster object).
+// field selector, keeping only their kubeconfig. New builds a host cluster with these informers,
+// which Start runs; NewForHost reads through a cluster the caller runs instead (the manager's
+// local cluster, say), whose scheme must hold these types. No SetupWithManager is needed.
+// Options.Namespaces, Options.Selector and Options.Filter select Shoots (in the seed, the Shoot
+// gardenlet embeds in the Cluster object).
 //
 // # Cluster names
 //

@@ -6,11 +6,20 @@ import (
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	mcr "mcr.dev/core"
+	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/providers/gardener"
 )
@@ -60,6 +69,40 @@ func Example_seed() {
 		os.Exit(1)
 	}
 	_ = provider // hand it to mcr.NewManager
+}
+
+// On a seed, share the manager's own cluster with the provider instead of informers of its own:
+// the manager runs against the seed with the extensions Cluster type in its scheme and a cache
+// that holds only the Secrets named "gardener", and the provider reads through it.
+func ExampleNewForHost() {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	local, err := manager.New(mcr.GetConfigOrDie(), manager.Options{
+		Scheme: scheme,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", gardener.SeedSecretName)},
+		}},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	provider, err := gardener.NewForHost(local, gardener.Options{Topology: gardener.TopologySeed})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mgr, err := mcmanager.WithMultiCluster(local, provider)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_ = mgr // add controllers, then mgr.Start; mgr.GetLocalManager() is local
 }
 
 // Serve production Shoots only, request two-hour credentials and renew them at half their

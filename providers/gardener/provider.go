@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +69,7 @@ const (
 	DefaultExpirationSeconds int64 = 3600
 
 	// MinExpirationSeconds is the shortest lifetime Gardener accepts for admin credentials (ten
-	// minutes); New refuses less.
+	// minutes); New and NewForHost refuse less.
 	MinExpirationSeconds int64 = 600
 
 	// DefaultRefreshFraction is the share of the credentials' lifetime after which they are
@@ -124,8 +125,8 @@ type Options struct {
 	// operators cap the lifetime); the provider always goes by the returned
 	// status.expirationTimestamp. Used with TopologyGarden only.
 	//
-	// Defaults to DefaultExpirationSeconds (3600). New fails for less than MinExpirationSeconds
-	// (600), which Gardener refuses.
+	// Defaults to DefaultExpirationSeconds (3600). New and NewForHost fail for less than
+	// MinExpirationSeconds (600), which Gardener refuses.
 	ExpirationSeconds int64
 
 	// RefreshFraction is the share of the credentials' lifetime after which the provider
@@ -158,7 +159,8 @@ type Options struct {
 
 	// HostClusterOptions are passed to cluster.New for the garden or seed cluster the provider
 	// watches, after the provider's own (a scheme with the Gardener types, a cache restricted
-	// to what the provider reads).
+	// to what the provider reads). Not used with NewForHost, whose host cluster the caller
+	// configures.
 	//
 	// Defaults to none.
 	HostClusterOptions []cluster.Option
@@ -244,15 +246,16 @@ func (o Options) validate() error {
 }
 
 // Provider engages one cluster for every usable Shoot of a garden cluster, or for every shoot
-// control plane of a seed cluster (Options.Topology). Create it with New and hand it to the
-// manager, which calls Start.
+// control plane of a seed cluster (Options.Topology). Create it with New or NewForHost and hand
+// it to the manager, which calls Start.
 type Provider struct {
 	// The embedded set supplies Get, IndexField and ClusterNames.
 	clusters.Clusters[cluster.Cluster]
 
-	opts Options
-	host cluster.Cluster
-	log  logr.Logger
+	opts    Options
+	host    cluster.Cluster
+	ownHost bool // New built host, so Start runs it
+	log     logr.Logger
 	// defaultUsable says that Options.IsUsable is the default, whose reasons can be logged.
 	defaultUsable bool
 
@@ -294,22 +297,11 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("gardener provider: host config is nil")
 	}
-	o := opts.withDefaults()
-	if err := o.validate(); err != nil {
-		return nil, fmt.Errorf("gardener provider: %w", err)
+	p, err := newProvider(opts)
+	if err != nil {
+		return nil, err
 	}
-	p := &Provider{
-		opts:          o,
-		log:           o.Log.WithValues("topology", string(o.Topology)),
-		defaultUsable: opts.IsUsable == nil,
-		states:        map[types.NamespacedName]*memberState{},
-	}
-	p.events.Action = eventAction
-	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
-	p.Options = clusters.Options[cluster.Cluster]{
-		CacheSyncTimeout: o.CacheSyncTimeout,
-		Log:              p.log,
-	}
+	o := p.opts
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -350,8 +342,97 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gardener provider: creating the host cluster: %w", err)
 	}
+	p.host, p.ownHost = host, true
+	return p, nil
+}
+
+// NewForHost returns a provider that watches the garden or seed cluster through host, a cluster
+// the caller runs, for example the manager's own (mgr.GetLocalManager()), to share its
+// informers and client with other controllers. Start does not start host: it waits, at most
+// Options.CacheSyncTimeout, for host's informers, adds its event handlers to them and removes
+// them when it returns. Options.HostClusterOptions are not used.
+//
+// host's scheme must hold the types of Options.Topology, or NewForHost fails: for
+// TopologyGarden the Shoot (gardencorev1beta1.AddToScheme) and the AdminKubeconfigRequest
+// (authenticationv1alpha1.AddToScheme), which the provider POSTs to shoots/adminkubeconfig with
+// host's client and REST config; for TopologySeed the extensions Cluster
+// (extensionsv1alpha1.AddToScheme) and Secrets (client-go's scheme). host's identity needs the
+// RBAC in README.md. Its cache is the caller's: in the seed, a default cache holds every Secret
+// of the cluster with its data, so restrict it (cache.Options.ByObject for Secrets, field
+// metadata.name=gardener) to what the provider needs; in the garden, it may hold namespaces
+// beyond Options.Namespaces, whose Shoots the provider ignores.
+func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
+	if host == nil {
+		return nil, errors.New("gardener provider: host cluster is nil")
+	}
+	p, err := newProvider(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHostScheme(host.GetScheme(), p.opts.Topology); err != nil {
+		return nil, err
+	}
 	p.host = host
 	return p, nil
+}
+
+// newProvider applies and checks opts and returns a provider without a host cluster.
+func newProvider(opts Options) (*Provider, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("gardener provider: %w", err)
+	}
+	p := &Provider{
+		opts:          o,
+		log:           o.Log.WithValues("topology", string(o.Topology)),
+		defaultUsable: opts.IsUsable == nil,
+		states:        map[types.NamespacedName]*memberState{},
+	}
+	p.events.Action = eventAction
+	p.problems = reconcileloop.Problems{Subject: "Cluster", Errors: Errors, Broken: BrokenClusters, Events: &p.events}
+	p.Options = clusters.Options[cluster.Cluster]{
+		CacheSyncTimeout: o.CacheSyncTimeout,
+		Log:              p.log,
+	}
+	return p, nil
+}
+
+// checkHostScheme fails, naming the missing types and how to add them, when scheme lacks a type
+// the topology reads or sends: otherwise Start, or the adminkubeconfig requests, would fail
+// later with a less helpful message.
+func checkHostScheme(scheme *runtime.Scheme, topology Topology) error {
+	type need struct {
+		obj runtime.Object
+		add string
+	}
+	var needs []need
+	switch topology {
+	case TopologyGarden:
+		needs = []need{
+			{&gardencorev1beta1.Shoot{}, "gardencorev1beta1.AddToScheme"},
+			{&authenticationv1alpha1.AdminKubeconfigRequest{}, "authenticationv1alpha1.AddToScheme"},
+		}
+	case TopologySeed:
+		needs = []need{
+			{&extensionsv1alpha1.Cluster{}, "extensionsv1alpha1.AddToScheme"},
+			{&corev1.Secret{}, "clientgoscheme.AddToScheme"},
+		}
+	}
+	var missing []string
+	for _, n := range needs {
+		if scheme == nil || !isRegistered(scheme, n.obj) {
+			missing = append(missing, fmt.Sprintf("%T (%s)", n.obj, n.add))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("gardener provider: the host cluster's scheme lacks types of topology %q: %s", topology, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func isRegistered(scheme *runtime.Scheme, obj runtime.Object) bool {
+	_, _, err := scheme.ObjectKinds(obj)
+	return err == nil
 }
 
 // dropManagedFields keeps the provider's cache small: it never reads managed fields.
@@ -385,10 +466,12 @@ func (p *Provider) ListClusters() []multicluster.ClusterName {
 }
 
 // Start watches the host cluster and engages a cluster with aware for every usable Shoot (or
-// seed Cluster object), until ctx ends; then it disengages every cluster and returns. It fails
-// when the host's informers do not sync within Options.CacheSyncTimeout (for example because the
-// Gardener API or the Cluster CRD is not there), when the host cluster stops, and when called
-// twice. The manager calls Start; users do not.
+// seed Cluster object), until ctx ends; then it disengages every cluster and returns. It runs
+// the host cluster New built; a host given to NewForHost keeps running when Start returns. It
+// fails when the host's informers do not sync within Options.CacheSyncTimeout (for example
+// because the Gardener API or the Cluster CRD is not there, or a shared host is not started),
+// when the host cluster built by New stops, and when called twice. The manager calls Start;
+// users do not.
 func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.mu.Lock()
 	if p.started {
@@ -398,7 +481,12 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.started = true
 	p.mu.Unlock()
 
-	host := reconcileloop.RunHost(ctx, "gardener provider", p.host)
+	// A host given to NewForHost is run by its owner; Start only uses it.
+	var ownHost cluster.Cluster
+	if p.ownHost {
+		ownHost = p.host
+	}
+	host := reconcileloop.RunHost(ctx, "gardener provider", ownHost)
 	defer host.Stop()
 	ctx = host.Context()
 
