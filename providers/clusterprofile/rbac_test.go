@@ -1,37 +1,15 @@
 package clusterprofile_test
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
-
-// manifestRules returns the rules of the ClusterRole in config/rbac.yaml.
-func manifestRules(t *testing.T) []rbacv1.PolicyRule {
-	t.Helper()
-	data, err := os.ReadFile("config/rbac.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var role rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
-			t.Fatalf("config/rbac.yaml: %v", err)
-		}
-		if role.Kind == "ClusterRole" {
-			return role.Rules
-		}
-	}
-	t.Fatal("config/rbac.yaml has no ClusterRole")
-	return nil
-}
 
 // TestRBACManifest runs the provider, with both strategies, as a ServiceAccount that has exactly
 // the permissions of config/rbac.yaml on the hub: it must engage profiles and record Events.
@@ -39,7 +17,7 @@ func TestRBACManifest(t *testing.T) {
 	ns := namespace(t)
 	data, err := fleet.Member("hub").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
 		Name:         "clusterprofile-provider",
-		ClusterRules: manifestRules(t),
+		ClusterRules: mustManifestRules(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,15 +53,17 @@ func TestRBACManifest(t *testing.T) {
 
 // TestREADMEShowsManifest keeps the RBAC manifest in README.md identical to config/rbac.yaml.
 func TestREADMEShowsManifest(t *testing.T) {
-	manifest, err := os.ReadFile("config/rbac.yaml")
+	if err := providertest.READMEShowsManifests("README.md", "config/rbac.yaml"); err != nil {
+		t.Error(err)
+	}
+}
+
+// mustManifestRules returns the rules of the ClusterRole in config/rbac.yaml.
+func mustManifestRules(t *testing.T) []rbacv1.PolicyRule {
+	t.Helper()
+	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "```yaml\n"+string(manifest)+"```") {
-		t.Error("README.md does not show config/rbac.yaml verbatim in a yaml block; copy it over")
-	}
+	return rules
 }

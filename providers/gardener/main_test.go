@@ -94,7 +94,7 @@ func run(m *testing.M) int {
 	if host, err = client.New(hostCfg, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	rules, err := manifestRules("config/rbac-garden.yaml")
+	rules, err := providertest.ManifestRules("config/rbac-garden.yaml", "ClusterRole")
 	if err != nil {
 		return fail(err)
 	}
@@ -195,24 +195,6 @@ func gardenerClusterCRD(ctx context.Context) (*apiextensionsv1.CustomResourceDef
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return crd, nil
-}
-
-// manifestRules returns the rules of the ClusterRole in an RBAC manifest of config/.
-func manifestRules(path string) ([]rbacv1.PolicyRule, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var role rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if role.Kind == "ClusterRole" {
-			return role.Rules, nil
-		}
-	}
-	return nil, fmt.Errorf("%s has no ClusterRole", path)
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

@@ -1,13 +1,12 @@
 package gardener_test
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 )
 
@@ -17,7 +16,7 @@ import (
 // TestSeedRBACManifest runs the seed provider as a ServiceAccount that has exactly the
 // permissions of config/rbac-seed.yaml: it must engage a control plane and record its Events.
 func TestSeedRBACManifest(t *testing.T) {
-	rules, err := manifestRules("config/rbac-seed.yaml")
+	rules, err := providertest.ManifestRules("config/rbac-seed.yaml", "ClusterRole")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,17 +44,7 @@ func TestSeedRBACManifest(t *testing.T) {
 
 // TestREADMEShowsManifests keeps the RBAC manifests in README.md identical to config/.
 func TestREADMEShowsManifests(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{"config/rbac-garden.yaml", "config/rbac-seed.yaml"} {
-		manifest, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(readme), "```yaml\n"+string(manifest)+"```") {
-			t.Errorf("README.md does not show %s verbatim in a yaml block; copy it over", path)
-		}
+	if err := providertest.READMEShowsManifests("README.md", "config/rbac-garden.yaml", "config/rbac-seed.yaml"); err != nil {
+		t.Error(err)
 	}
 }

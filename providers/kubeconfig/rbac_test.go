@@ -1,35 +1,20 @@
 package kubeconfig_test
 
 import (
-	"bytes"
-	"os"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/yaml"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/providertest"
 )
 
 // TestDocumentedRBACIsEnough runs the provider with a host identity that has exactly the rules of
 // config/rbac.yaml (the manifest README.md points to) and nothing else.
 func TestDocumentedRBACIsEnough(t *testing.T) {
-	manifest, err := os.ReadFile("config/rbac.yaml")
+	rules, err := providertest.ManifestRules("config/rbac.yaml", "Role")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var rules []rbacv1.PolicyRule
-	for _, doc := range bytes.Split(manifest, []byte("\n---\n")) {
-		var role rbacv1.Role
-		if err := yaml.Unmarshal(doc, &role); err != nil {
-			t.Fatal(err)
-		}
-		if role.Kind == "Role" {
-			rules = role.Rules
-		}
-	}
-	if len(rules) == 0 {
-		t.Fatal("no Role in config/rbac.yaml")
 	}
 
 	ns := newNamespace(t)

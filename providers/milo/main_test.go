@@ -2,7 +2,6 @@ package milo_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,7 +102,7 @@ func setUp(ctx context.Context) error {
 	if proxy, err = frontproxy.Start(frontproxy.Options{Host: hostCfg}); err != nil {
 		return err
 	}
-	rules, err := manifestRules()
+	rules, err := providertest.ManifestRules(filepath.Join("config", "rbac.yaml"), "ClusterRole")
 	if err != nil {
 		return err
 	}
@@ -151,24 +149,6 @@ func installCRD(ctx context.Context, path string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// manifestRules returns the rules of the ClusterRole in config/rbac.yaml.
-func manifestRules() ([]rbacv1.PolicyRule, error) {
-	data, err := os.ReadFile(filepath.Join("config", "rbac.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var role rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
-			return nil, fmt.Errorf("config/rbac.yaml: %w", err)
-		}
-		if role.Kind == "ClusterRole" {
-			return role.Rules, nil
-		}
-	}
-	return nil, errors.New("config/rbac.yaml has no ClusterRole")
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

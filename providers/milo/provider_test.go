@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -386,15 +385,7 @@ func TestNew(t *testing.T) {
 
 // TestREADMEShowsManifest keeps the RBAC manifest in README.md identical to config/rbac.yaml.
 func TestREADMEShowsManifest(t *testing.T) {
-	manifest, err := os.ReadFile("config/rbac.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "```yaml\n"+string(manifest)+"```") {
-		t.Error("README.md does not show config/rbac.yaml verbatim in a yaml block; copy it over")
+	if err := providertest.READMEShowsManifests("README.md", "config/rbac.yaml"); err != nil {
+		t.Error(err)
 	}
 }

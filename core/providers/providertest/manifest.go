@@ -1,0 +1,63 @@
+package providertest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// ManifestRules returns the rules of the first object of kind ("ClusterRole" or "Role") in the
+// multi-document RBAC manifest at path, so that a provider's test can run the provider with
+// exactly the permissions its documentation asks for (see envtest.ServiceAccountOptions). The
+// role is decoded strictly: a typo in it fails the test. Other documents (bindings, accounts) are
+// skipped.
+func ManifestRules(path, kind string) ([]rbacv1.PolicyRule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if meta.Kind != kind {
+			continue
+		}
+		var role rbacv1.ClusterRole // a Role has a subset of its fields
+		if err := yaml.UnmarshalStrict(doc, &role); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, kind, err)
+		}
+		return role.Rules, nil
+	}
+	return nil, fmt.Errorf("%s has no %s", path, kind)
+}
+
+// READMEShowsManifests returns an error naming each manifest file that the README at readme
+// does not show verbatim in a yaml code block, so that the documented RBAC cannot drift from
+// the manifest the tests run with.
+func READMEShowsManifests(readme string, manifests ...string) error {
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, path := range manifests {
+		manifest, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(text, []byte("```yaml\n"+string(manifest)+"```")) {
+			missing = append(missing, path)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s does not show %s verbatim in a yaml block; copy it over", readme, strings.Join(missing, ", "))
+	}
+	return nil
+}
