@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -97,4 +98,15 @@ func AddHealthChecks(mgr mcr.Manager) error {
 		mgr.AddHealthzCheck("healthz", healthz.Ping),
 		mgr.AddReadyzCheck("readyz", healthz.Ping),
 	)
+}
+
+// SplitList splits a comma-separated flag value, such as -namespaces, dropping empty entries.
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -60,8 +59,8 @@ func run(ctx context.Context, args []string) error {
 	// snippet:begin clusterapi-provider
 	opts := clusterapi.Options{
 		APIVersion:          clusterapi.APIVersion(*apiVersion),
-		Namespaces:          splitList(*namespaces),
-		InfrastructureKinds: splitList(*infraKinds),
+		Namespaces:          managerflags.SplitList(*namespaces),
+		InfrastructureKinds: managerflags.SplitList(*infraKinds),
 		CacheSyncTimeout:    *syncTimeout,
 	}
 	if *selector != "" {
@@ -96,15 +95,4 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty entries.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

@@ -22,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -67,8 +66,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	opts := clusterprofile.Options{
 		AccessProviders:    accessProviders,
-		Namespaces:         splitList(*namespaces),
-		IsReady:            clusterprofile.ConditionsTrue(splitList(*readyConditions)...),
+		Namespaces:         managerflags.SplitList(*namespaces),
+		IsReady:            clusterprofile.ConditionsTrue(managerflags.SplitList(*readyConditions)...),
 		UnreadyGracePeriod: *grace,
 		CacheSyncTimeout:   *syncTimeout,
 		RetryMaxDelay:      *maxRetry,
@@ -105,15 +104,4 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty entries.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

@@ -24,7 +24,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 	// snippet:begin gardener-provider
 	opts := gardener.Options{
 		Topology:          gardener.Topology(*topology),
-		Namespaces:        splitList(*namespaces),
+		Namespaces:        managerflags.SplitList(*namespaces),
 		ExpirationSeconds: int64(expiration.Seconds()),
 		CacheSyncTimeout:  *syncTimeout,
 		RetryMaxDelay:     *maxRetry,
@@ -98,15 +97,4 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty entries.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
