@@ -16,6 +16,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterapi"
 )
 
@@ -56,8 +57,8 @@ func TestConformance(t *testing.T) {
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return clusterapi.New(fleet.Member("mgmt").Config(), clusterapi.Options{
-				Namespaces:    []string{conformanceNamespace},
-				RetryMaxDelay: time.Second,
+				Namespaces: []string{conformanceNamespace},
+				Options:    kit.Options{RetryMaxDelay: time.Second},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control

@@ -1,25 +1,14 @@
 package clusterapi
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/reconcileloop"
 )
 
 // The kubeconfig Secret of a Cluster, as the Cluster API control plane contract defines it
@@ -68,36 +57,4 @@ func clusterOfSecret(namespace, name string) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: namespace, Name: cluster}, true
-}
-
-// restConfig turns kubeconfig bytes into the member's rest.Config under the provider's Policy
-// and RESTOptions. Errors name fields, never values.
-func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
-	cfg, err := kubeconfig.Load(data, p.opts.Policy)
-	if err != nil {
-		return nil, err
-	}
-	return reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
-}
-
-// errUnauthorized marks credentials the member refused.
-var errUnauthorized = errors.New("the cluster refused the kubeconfig's credentials (Unauthorized)")
-
-// checkAccess asks the member who the credentials are (a SelfSubjectReview, which every
-// authenticated user may create), so that refused credentials and unreachable endpoints are
-// reported at once and by name instead of as a cache that never syncs. Forbidden still proves
-// that the credentials were accepted.
-func checkAccess(ctx context.Context, cl cluster.Cluster) error {
-	cs, err := kubernetes.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	_, err = cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	switch {
-	case err == nil, apierrors.IsForbidden(err):
-		return nil
-	case apierrors.IsUnauthorized(err):
-		return errUnauthorized
-	}
-	return fmt.Errorf("reaching the cluster at %s: %w", cl.GetConfig().Host, err)
 }

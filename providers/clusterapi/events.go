@@ -1,11 +1,11 @@
 package clusterapi
 
 import (
-	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 )
 
 // EventSource is the reporting controller of the Events the provider records on Clusters.
-const EventSource = "mcr.dev/clusterapi-provider"
+const EventSource = "mcr.dev/" + providerName
 
 // Reasons of the Events the provider records on Cluster objects. Warnings are recorded when a
 // problem appears or changes, not again while it stays the same; each attempt still counts in
@@ -19,34 +19,31 @@ const (
 	// ReasonInvalidKubeconfig (Warning): the kubeconfig Secret has no data under "value", or its
 	// kubeconfig cannot be decoded or uses a feature Options.Policy refuses (the note names the
 	// field and the Policy field that allows it). Retried when the Secret changes.
-	ReasonInvalidKubeconfig = kubeconfig.ReasonInvalid
+	ReasonInvalidKubeconfig = kit.ReasonInvalidKubeconfig
 
 	// ReasonUnauthorized (Warning): the workload cluster refused the kubeconfig's credentials.
 	// Retried with backoff, and when the Secret changes.
-	ReasonUnauthorized = "Unauthorized"
+	ReasonUnauthorized = kit.ReasonUnauthorized
 
 	// ReasonClusterUnreachable (Warning): the workload cluster did not answer, or its cache did
 	// not sync within Options.CacheSyncTimeout. Retried with backoff.
-	ReasonClusterUnreachable = "ClusterUnreachable"
+	ReasonClusterUnreachable = kit.ReasonClusterUnreachable
 
 	// ReasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
 	// error). Retried with backoff.
-	ReasonEngageFailed = "EngageFailed"
+	ReasonEngageFailed = kit.ReasonEngageFailed
 
 	// ReasonClusterEngaged (Normal): the cluster is engaged.
-	ReasonClusterEngaged = "ClusterEngaged"
+	ReasonClusterEngaged = kit.ReasonClusterEngaged
 
 	// ReasonCredentialsRotated (Normal): the kubeconfig changed and the cluster was engaged
 	// again with it.
-	ReasonCredentialsRotated = "CredentialsRotated"
+	ReasonCredentialsRotated = kit.ReasonCredentialsRotated
 
 	// ReasonClusterDisengaged (Normal): the cluster was disengaged because the Cluster stopped
 	// being ready or selected. Deleted Clusters get no Event.
-	ReasonClusterDisengaged = "ClusterDisengaged"
+	ReasonClusterDisengaged = kit.ReasonClusterDisengaged
 
 	// reasonMissingData is the metric reason of a kubeconfig Secret without data under "value".
 	reasonMissingData = "MissingKubeconfigData"
 )
-
-// eventAction is the action of every Event the provider records.
-const eventAction = "Engage"

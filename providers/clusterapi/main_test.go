@@ -132,7 +132,7 @@ func start(t *testing.T, ns string, opts clusterapi.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.Logger()
+	opts.Logger = logs.Logger()
 	p, err := clusterapi.New(fleet.Member("mgmt").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterapi.New: %v", err)

@@ -25,6 +25,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
@@ -407,7 +408,7 @@ func withToken(t *testing.T, member, token string) []byte {
 
 func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	ns := namespace(t)
-	s := start(t, ns, clusterapi.Options{CacheSyncTimeout: 5 * time.Second})
+	s := start(t, ns, clusterapi.Options{Options: kit.Options{CacheSyncTimeout: 5 * time.Second}})
 	execErrors := testutil.ToFloat64(clusterapi.Errors.WithLabelValues(kubeconfig.ReasonExecPlugin))
 
 	good := readyCluster(t, ns, "good", "east")
@@ -489,7 +490,7 @@ func waitEventCount(t *testing.T, c capiCluster, reason string) int {
 
 func TestPolicyAllowsExecWhenEnabled(t *testing.T) {
 	ns := namespace(t)
-	s := start(t, ns, clusterapi.Options{Policy: kubeconfig.Policy{AllowExec: true}})
+	s := start(t, ns, clusterapi.Options{Options: kit.Options{Policy: kubeconfig.Policy{AllowExec: true}}})
 	c := capiCluster{ns: ns, name: "exec"}
 	writeKubeconfig(t, c, execKubeconfig(t, "west"))
 	newCluster(t, ns, c.name, "DockerCluster", nil)
@@ -525,7 +526,7 @@ func TestNewForHost(t *testing.T) {
 	// elsewhere exists before the provider starts, so it is in the first listing it handles.
 	elsewhere := readyCluster(t, namespace(t), "elsewhere", "east")
 	logs := &logBuffer{}
-	p, err := clusterapi.NewForHost(host, clusterapi.Options{Namespaces: []string{ns}, Log: logs.Logger()})
+	p, err := clusterapi.NewForHost(host, clusterapi.Options{Namespaces: []string{ns}, Options: kit.Options{Logger: logs.Logger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +541,7 @@ func TestNewForHost(t *testing.T) {
 
 func TestStartFailsWithoutCRDs(t *testing.T) {
 	// The workload clusters have no Cluster API CRDs: Start must fail, not hang.
-	p, err := clusterapi.New(fleet.Member("north").Config(), clusterapi.Options{CacheSyncTimeout: 5 * time.Second})
+	p, err := clusterapi.New(fleet.Member("north").Config(), clusterapi.Options{Options: kit.Options{CacheSyncTimeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

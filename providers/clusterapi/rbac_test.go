@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
@@ -27,7 +28,7 @@ func TestRBACManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Log: logs.Logger()})
+	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Options: kit.Options{Logger: logs.Logger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

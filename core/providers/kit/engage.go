@@ -1,0 +1,389 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/clusters"
+	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/multicluster"
+)
+
+// EventAction is the action of every Event the kit records.
+const EventAction = "Engage"
+
+// Reasons of the Events and metrics of the engage step, the same in every provider. Warnings are
+// recorded when a member's problem appears or changes, not again while it stays the same; each
+// attempt still counts in the provider's errors metric. Providers add reasons of their own for
+// what only they can get wrong (a Secret missing, a name conflict, ...).
+const (
+	// ReasonInvalidKubeconfig (Warning): the member's kubeconfig cannot be decoded or uses a
+	// feature Options.Policy refuses (the note names the field and the Policy field that
+	// allows it). Not retried: the next change of the source is.
+	ReasonInvalidKubeconfig = kubeconfig.ReasonInvalid
+
+	// ReasonClusterSetupFailed (Warning): Options.RESTOptions or cluster.New refused the
+	// member's config. Not retried: the next change of the source is.
+	ReasonClusterSetupFailed = "ClusterSetupFailed"
+
+	// ReasonUnauthorized (Warning): the member refused the credentials. Retried with backoff,
+	// and when the source changes.
+	ReasonUnauthorized = "Unauthorized"
+
+	// ReasonClusterUnreachable (Warning): the member did not answer the access check, or its
+	// cache did not sync within Options.CacheSyncTimeout. Retried with backoff.
+	ReasonClusterUnreachable = "ClusterUnreachable"
+
+	// ReasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
+	// error). Retried with backoff.
+	ReasonEngageFailed = "EngageFailed"
+
+	// ReasonClusterEngaged (Normal): the member is engaged.
+	ReasonClusterEngaged = "ClusterEngaged"
+
+	// ReasonCredentialsRotated (Normal): the member's credentials or endpoint changed and it
+	// was engaged again with them.
+	ReasonCredentialsRotated = "CredentialsRotated"
+
+	// ReasonClusterDisengaged (Normal): the member was disengaged although its object still
+	// exists (it stopped being ready or selected).
+	ReasonClusterDisengaged = "ClusterDisengaged"
+)
+
+// Result is what a sync asks the Engine to do with its key.
+type Result struct {
+	// Retry asks for the key to be synced again after the key's next backoff delay.
+	Retry bool
+
+	// After, when Retry is false and After is positive, asks for the key to be synced again
+	// once After has passed (for example when a grace period ends or credentials expire), and
+	// resets its backoff.
+	After time.Duration
+}
+
+// Merge returns the result that satisfies both r and o: a retry when either retries, else the
+// earlier positive After.
+func (r Result) Merge(o Result) Result {
+	if r.Retry || o.Retry {
+		return Result{Retry: true}
+	}
+	switch {
+	case r.After <= 0:
+		return o
+	case o.After <= 0 || r.After < o.After:
+		return r
+	}
+	return o
+}
+
+// Member is one member cluster as the provider's source of truth describes it now.
+type Member struct {
+	// Name is the member's cluster name. It must not be empty: "" is the manager's name for
+	// its local cluster.
+	Name multicluster.ClusterName
+
+	// Config is the member's endpoint and credentials. Engage copies it and applies
+	// Options.RESTOptions; a member whose finished config equals the engaged one (by
+	// clusters.EqualConfigs) is left alone, any other change re-engages it.
+	Config *rest.Config
+
+	// Cluster, instead of Config, is a cluster the provider built itself (a scope over a cache
+	// it shares between members, say). It is engaged as it is, without the access check, and
+	// replaces the engaged instance when it is a different one.
+	Cluster cluster.Cluster
+
+	// Regarding is the object the member comes from, which Events are recorded on; Related,
+	// which may be nil, is the object its credentials come from (a Secret, say). With a nil
+	// Regarding, outcomes are logged only.
+	Regarding client.Object
+	Related   runtime.Object
+
+	// From says where the credentials come from in Event notes and logs, e.g. "kubeconfig
+	// Secret mcr-system/east". It must not contain credentials.
+	From string
+}
+
+// memberState is what the Engine remembers about one member. The fields are guarded by the
+// Engine's mu; only the sync of the member's key changes engaged and config.
+type memberState[K comparable] struct {
+	key K
+	// engaged is the instance engaged for the member (nil when none), config its finished
+	// config, engagedCtx the context it was engaged with.
+	engaged    cluster.Cluster
+	config     *rest.Config
+	engagedCtx context.Context
+	// changing is set while the sync replaces or removes engaged, so that the end of its
+	// context is not taken for a member that stopped on its own.
+	changing bool
+	problem  Problem
+}
+
+// state returns the state of name, creating it for key.
+func (e *Engine[K]) state(key K, name multicluster.ClusterName) *memberState[K] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st, ok := e.members[name]
+	if !ok {
+		st = &memberState[K]{key: key}
+		e.members[name] = st
+	}
+	st.key = key
+	return st
+}
+
+// IsEngaged reports whether the member name is engaged at the moment.
+func (e *Engine[K]) IsEngaged(name multicluster.ClusterName) bool {
+	e.mu.Lock()
+	st := e.members[name]
+	var engaged cluster.Cluster
+	if st != nil {
+		engaged = st.engaged
+	}
+	e.mu.Unlock()
+	if engaged == nil {
+		return false
+	}
+	cl, err := e.opts.Clusters.GetTyped(context.Background(), name)
+	return err == nil && cl == engaged
+}
+
+// Engage brings the member m of key to engaged with the member's current credentials: it
+// finishes the config (Options.RESTOptions, default QPS and Burst), builds the cluster with
+// Options.ClusterOptions, checks access (unless Options.SkipAccessCheck), engages it in the
+// provider's Clusters (replacing an instance with other credentials), and reports the outcome
+// on m.Regarding and in the log. A member already engaged with equal credentials costs a
+// comparison. Problems are reported as Fail reports them; the Result asks for a retry when the
+// problem may go away on its own.
+//
+// The engaged cluster lives as long as the provider, never as long as the sync. When it stops
+// on its own, the Engine queues its key again with backoff.
+func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
+	log := e.log.WithValues("cluster", m.Name)
+	if m.Name == "" {
+		return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, errors.New("the provider gave the member an empty cluster name")))
+	}
+	st := e.state(key, m.Name)
+	engaged := e.IsEngaged(m.Name)
+
+	cl, cfg := m.Cluster, (*rest.Config)(nil)
+	if cl == nil {
+		var err error
+		if cfg, err = e.opts.Options.RESTConfig(m.Config); err != nil {
+			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, err))
+		}
+		e.mu.Lock()
+		same := engaged && clusters.EqualConfigs(st.config, cfg)
+		e.mu.Unlock()
+		if same {
+			e.problems.Resolve(&st.problem, log)
+			return Result{}
+		}
+		if cl, err = cluster.New(cfg, e.opts.Options.ClusterOptions...); err != nil {
+			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, fmt.Errorf("creating the cluster: %w", err)))
+		}
+		if !e.opts.Options.SkipAccessCheck {
+			if err := e.checkAccess(ctx, cl); err != nil {
+				cl.GetHTTPClient().CloseIdleConnections()
+				if ctx.Err() != nil {
+					return Result{}
+				}
+				reason := ReasonClusterUnreachable
+				if errors.Is(err, ErrUnauthorized) {
+					reason = ReasonUnauthorized
+				}
+				return e.Fail(key, m, Retryable(reason, err))
+			}
+		}
+	} else if engaged && st.engaged == cl {
+		e.problems.Resolve(&st.problem, log)
+		return Result{}
+	}
+
+	e.mu.Lock()
+	st.changing = true
+	aware := e.aware
+	e.mu.Unlock()
+	err := e.opts.Clusters.AddOrReplace(ctx, m.Name, cl, &engageHook[K]{e: e, st: st, cl: cl, aware: aware})
+	e.mu.Lock()
+	st.changing = false
+	e.mu.Unlock()
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}
+		}
+		reason := ReasonEngageFailed
+		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
+			reason = ReasonClusterUnreachable
+		}
+		return e.Fail(key, m, Retryable(reason, err))
+	}
+	current, err := e.opts.Clusters.GetTyped(ctx, m.Name)
+	if err != nil {
+		// Engaged and gone again at once (its cache stopped): the next sync starts over.
+		return Result{Retry: true}
+	}
+	e.mu.Lock()
+	rotated := engaged && current != st.engaged
+	st.engaged, st.config = current, cfg
+	e.mu.Unlock()
+	e.problems.Resolve(&st.problem, log)
+
+	from := ""
+	if m.From != "" {
+		from = " from " + m.From
+	}
+	switch {
+	case rotated:
+		log.Info("Re-engaged cluster with new credentials" + from)
+		e.events.Record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with new credentials"+from)
+	case !engaged:
+		log.Info("Engaged cluster" + from)
+		e.events.Record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged"+from)
+	default:
+		// AddOrReplace found the new instance equal to the engaged one: nothing was replaced.
+		log.V(1).Info("Credentials changed in form only")
+	}
+	return Result{}
+}
+
+// checkAccess runs CheckAccess within Options.CacheSyncTimeout.
+func (e *Engine[K]) checkAccess(ctx context.Context, cl cluster.Cluster) error {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Options.CacheSyncTimeout)
+	defer cancel()
+	return CheckAccess(ctx, cl)
+}
+
+// Disengage removes the engaged instance of the member name, if any, and forgets what the
+// Engine knew about it (its problem included). why completes "Disengaged cluster: " in the log;
+// regarding, when not nil, gets a ClusterDisengaged Event if a member was engaged (pass nil when
+// the object is gone). It returns once the instance has stopped.
+func (e *Engine[K]) Disengage(name multicluster.ClusterName, regarding client.Object, why string) {
+	log := e.log.WithValues("cluster", name)
+	e.mu.Lock()
+	st, known := e.members[name]
+	if known {
+		delete(e.members, name)
+		st.engagedCtx, st.changing = nil, true
+	}
+	e.mu.Unlock()
+	if !known {
+		log.V(1).Info("Cluster not engaged: " + why)
+		return
+	}
+	wasEngaged := st.engaged != nil
+	e.problems.Resolve(&st.problem, log)
+	if wasEngaged {
+		e.opts.Clusters.Remove(name)
+	}
+	if !wasEngaged {
+		log.V(1).Info("Cluster not engaged: " + why)
+		return
+	}
+	log.Info("Disengaged cluster: " + why)
+	e.events.Record(regarding, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
+}
+
+// Fail reports a problem of member m of key: counted in the errors metric every time, logged and
+// recorded as a Warning Event on m.Regarding only when it appears or changes. An engaged member
+// stays engaged with the credentials that work. The Result retries when err is Retryable. err
+// must not contain credentials; errors of this package never do.
+func (e *Engine[K]) Fail(key K, m Member, err error) Result {
+	st := e.state(key, m.Name)
+	p := problemOf(err)
+	e.problems.Report(&st.problem, e.log.WithValues("cluster", m.Name), m.Regarding, m.Related, p.reason, p.metricReason, err)
+	return Result{Retry: p.retry}
+}
+
+// ProblemError is an error with the reason it is reported under. Build one with Permanent or
+// Retryable; an error without one is reported as EngageFailed and retried.
+type ProblemError struct {
+	reason       string
+	metricReason string
+	retry        bool
+	err          error
+}
+
+func (p *ProblemError) Error() string { return p.err.Error() }
+func (p *ProblemError) Unwrap() error { return p.err }
+
+// Reason returns the Event reason of the problem.
+func (p *ProblemError) Reason() string { return p.reason }
+
+// Permanent marks err as a problem that retrying does not solve (the member's source must
+// change), reported under reason. For kubeconfig errors the metric reason is refined to
+// kubeconfig.Reason (ExecPlugin, LocalFileReference, ...).
+func Permanent(reason string, err error) error { return newProblem(reason, false, err) }
+
+// Retryable marks err as a problem that may go away on its own (an unreachable member),
+// reported under reason and retried with backoff.
+func Retryable(reason string, err error) error { return newProblem(reason, true, err) }
+
+func newProblem(reason string, retry bool, err error) error {
+	metric := reason
+	if r := kubeconfig.Reason(err); r != "" && r != kubeconfig.ReasonInvalid {
+		metric = r
+	}
+	return &ProblemError{reason: reason, metricReason: metric, retry: retry, err: err}
+}
+
+// WithMetricReason returns err with metricReason as the label of its count, for a provider that
+// tells finer reasons apart in its metric than in its Events.
+func WithMetricReason(err error, metricReason string) error {
+	p := problemOf(err)
+	p.metricReason = metricReason
+	return p
+}
+
+func problemOf(err error) *ProblemError {
+	var p *ProblemError
+	if errors.As(err, &p) {
+		c := *p
+		c.err = err
+		return &c
+	}
+	return &ProblemError{reason: ReasonEngageFailed, metricReason: ReasonEngageFailed, retry: true, err: err}
+}
+
+// engageHook engages with the manager's Aware and remembers the context of the instance, so
+// that the Engine notices when the instance stops on its own.
+type engageHook[K comparable] struct {
+	e     *Engine[K]
+	st    *memberState[K]
+	cl    cluster.Cluster
+	aware multicluster.Aware
+}
+
+func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	if h.aware != nil {
+		if err := h.aware.Engage(ctx, name, cl); err != nil {
+			return err
+		}
+	}
+	e, st := h.e, h.st
+	e.mu.Lock()
+	st.engagedCtx = ctx
+	e.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		lost := st.engagedCtx == ctx && !st.changing && e.members[name] == st
+		if lost {
+			st.engaged, st.config, st.engagedCtx = nil, nil, nil
+		}
+		running := e.running
+		e.mu.Unlock()
+		if lost && running {
+			e.log.Info("Cluster stopped on its own; engaging it again", "cluster", name, "cause", context.Cause(ctx).Error())
+			e.loop.AddRateLimited(st.key)
+		}
+	})
+	return nil
+}

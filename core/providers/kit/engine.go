@@ -1,0 +1,220 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/clusters"
+	"mcr.dev/core/multicluster"
+)
+
+// EngineOptions configures an Engine. NewEngine applies the defaults.
+type EngineOptions[K comparable] struct {
+	// Name is the provider's name, e.g. "clusterapi-provider". It names the queue in the
+	// workqueue metrics and the default logger; errors start with it, dash as space
+	// ("clusterapi provider: ..."), and the default Event reporting controller is
+	// "mcr.dev/<Name>".
+	//
+	// Required.
+	Name string
+
+	// Options are the provider's shared options. NewEngine applies their defaults; read them
+	// back with Engine.Options.
+	Options Options
+
+	// Clusters is the provider's set of engaged clusters (usually embedded in the provider,
+	// where it supplies Get and IndexField).
+	//
+	// Required.
+	Clusters *clusters.Clusters[cluster.Cluster]
+
+	// Sync brings the members of one key in line with the source of truth: it reads the key's
+	// state, and calls Engage, Disengage or Fail for each member the key stands for. The
+	// Engine never runs two syncs of the same key at once; syncs of different keys run in
+	// parallel without a bound, so that a member that takes long to fail (an unreachable one
+	// waits a whole CacheSyncTimeout) never holds up others. ctx ends when Run's context ends.
+	//
+	// Required.
+	Sync func(ctx context.Context, key K) Result
+
+	// Sources queue the keys to sync; see Source.
+	Sources []Source[K]
+
+	// Keys returns the keys to sync again every Options.ResyncPeriod without any change, in
+	// addition to the keys of every member the Engine knows (engaged or with a problem).
+	//
+	// Defaults to nil: only the keys of known members.
+	Keys func() []K
+
+	// Host is the cluster the provider's source of truth lives on, if any. Its recorder is the
+	// default Options.EventRecorder.
+	//
+	// Defaults to nil: no host.
+	Host cluster.Cluster
+
+	// RunHost makes Run start Host and end with an error when it stops first: for a host the
+	// provider built itself. A host its owner runs (the manager's own cluster) is not started.
+	//
+	// Defaults to false.
+	RunHost bool
+
+	// Subject names what a key or member is in log messages, e.g. "Cluster" in "Cluster
+	// cannot be engaged".
+	//
+	// Defaults to "Member".
+	Subject string
+
+	// Errors, when not nil, counts every failed attempt by its metric reason (its one label).
+	Errors *prometheus.CounterVec
+
+	// Broken, when not nil, counts the members with an unresolved problem.
+	Broken prometheus.Gauge
+}
+
+// Engine is the provider kit's engine: a keyed, rate-limited, parallel sync loop fed by
+// Sources, and the engage step that turns a member's rest.Config into an engaged cluster. A
+// provider says where members come from (its Sources and Sync) and how to get each member's
+// rest.Config and name; the Engine does the rest the same way in every provider.
+type Engine[K comparable] struct {
+	opts      EngineOptions[K]
+	log       logr.Logger
+	errPrefix string
+	loop      *Loop[K]
+	events    Events
+	problems  Problems
+	started   atomic.Bool
+
+	mu      sync.Mutex
+	running bool // between the start of Run's loop and its end: lost members are queued
+	aware   multicluster.Aware
+	members map[multicluster.ClusterName]*memberState[K]
+}
+
+// NewEngine returns an Engine with an empty queue. Keys may be added from the moment it
+// returns; Run processes them.
+func NewEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
+	if opts.Name == "" || opts.Clusters == nil || opts.Sync == nil {
+		return nil, errors.New("provider kit: EngineOptions needs Name, Clusters and Sync")
+	}
+	opts.Options.SetDefaults(opts.Name)
+	if opts.Subject == "" {
+		opts.Subject = "Member"
+	}
+	e := &Engine[K]{
+		opts:      opts,
+		log:       opts.Options.Logger,
+		errPrefix: strings.ReplaceAll(opts.Name, "-", " "),
+		members:   map[multicluster.ClusterName]*memberState[K]{},
+	}
+	e.events.Action = EventAction
+	e.problems = Problems{Subject: opts.Subject, Errors: opts.Errors, Broken: opts.Broken, Events: &e.events}
+	e.loop = NewLoop(LoopOptions[K]{
+		Name:          opts.Name,
+		Sync:          opts.Sync,
+		Keys:          e.resyncKeys,
+		RetryMinDelay: opts.Options.RetryMinDelay,
+		RetryMaxDelay: opts.Options.RetryMaxDelay,
+		ResyncPeriod:  opts.Options.ResyncPeriod,
+	})
+	return e, nil
+}
+
+// Options returns the shared options with their defaults applied.
+func (e *Engine[K]) Options() Options { return e.opts.Options }
+
+// Logger returns Options.Logger.
+func (e *Engine[K]) Logger() logr.Logger { return e.log }
+
+// Errorf returns an error that starts with the provider's name, as every error of Run does.
+func (e *Engine[K]) Errorf(format string, args ...any) error {
+	return fmt.Errorf(e.errPrefix+": "+format, args...)
+}
+
+// Add queues key for a sync; see Loop.Add.
+func (e *Engine[K]) Add(key K) { e.loop.Add(key) }
+
+// AddAfter queues key once d has passed; see Loop.AddAfter.
+func (e *Engine[K]) AddAfter(key K, d time.Duration) { e.loop.AddAfter(key, d) }
+
+// Events returns the Engine's Event recorder for Events of the provider's own (it records on
+// the objects members come from, with the action EventAction). Valid once Run has started.
+func (e *Engine[K]) Events() *Events { return &e.events }
+
+// Run runs the provider until ctx ends: it starts the host (with RunHost), the Sources, and the
+// sync loop, engaging members with aware; then it disengages every member and returns. It fails
+// when a Source cannot start, when the host built by the provider stops, and when called twice.
+// A provider's Start is typically just Run.
+func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return e.Errorf("Start called twice")
+	}
+	var ownHost cluster.Cluster
+	if e.opts.RunHost {
+		ownHost = e.opts.Host
+	}
+	host := RunHost(ctx, e.errPrefix, ownHost)
+	defer host.Stop()
+	ctx = host.Context()
+
+	e.events.Recorder = e.opts.Options.EventRecorder
+	if e.events.Recorder == nil && e.opts.Host != nil {
+		e.events.Recorder = e.opts.Host.GetEventRecorder("mcr.dev/" + e.opts.Name)
+	}
+	e.mu.Lock()
+	e.aware, e.running = aware, true
+	e.mu.Unlock()
+	defer e.loop.ShutDown()
+
+	for _, src := range e.opts.Sources {
+		stop, err := src.Start(ctx, e)
+		if err != nil {
+			e.stopAll()
+			if ctx.Err() != nil {
+				return host.Err()
+			}
+			return err
+		}
+		defer stop()
+	}
+
+	e.loop.Run(ctx)
+	e.stopAll()
+	return host.Err()
+}
+
+// stopAll disengages every member and forgets every problem, as the provider stops.
+func (e *Engine[K]) stopAll() {
+	e.mu.Lock()
+	e.running = false
+	for _, st := range e.members {
+		st.engagedCtx = nil
+		e.problems.Drop(&st.problem)
+	}
+	e.members = map[multicluster.ClusterName]*memberState[K]{}
+	e.mu.Unlock()
+	e.opts.Clusters.RemoveAll()
+}
+
+// resyncKeys returns the keys of every known member and Options.Keys.
+func (e *Engine[K]) resyncKeys() []K {
+	var keys []K
+	if e.opts.Keys != nil {
+		keys = e.opts.Keys()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, st := range e.members {
+		keys = append(keys, st.key)
+	}
+	return keys
+}

@@ -1,0 +1,129 @@
+package kit
+
+import (
+	"reflect"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// MaxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
+const MaxNoteBytes = 1024
+
+// Events records Events on the objects a provider watches. The zero value, and a nil *Events,
+// record nothing.
+type Events struct {
+	// Recorder records the Events, typically the host cluster's recorder for the provider's
+	// reporting controller.
+	Recorder events.EventRecorder
+
+	// Action is the action of every Event, e.g. "Engage".
+	Action string
+}
+
+// Record records an Event on regarding, with related (which may be nil, also a typed nil such
+// as a nil *corev1.Secret) as the related object. A note longer than MaxNoteBytes is cut and
+// ends in "...", so that the API server does not refuse the Event. A nil regarding records
+// nothing.
+func (e *Events) Record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
+	if e == nil || e.Recorder == nil || regarding == nil {
+		return
+	}
+	if len(note) > MaxNoteBytes {
+		note = note[:MaxNoteBytes-3] + "..."
+	}
+	if isNil(related) {
+		// A typed nil in the interface would make the recorder dereference it.
+		related = nil
+	}
+	e.Recorder.Eventf(regarding, related, eventType, reason, e.Action, "%s", note)
+}
+
+// isNil reports whether obj is nil or a nil pointer in an interface.
+func isNil(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// Problem is the problem Problems reported for one key. Keep one in the provider's state of the
+// key; the zero value is no problem.
+type Problem struct {
+	message string
+	broken  bool
+}
+
+// Broken reports whether the key has an unresolved problem.
+func (p *Problem) Broken() bool { return p.broken }
+
+// Problems reports the problems of keys that cannot be engaged: every attempt counts, but a log
+// line and a Warning Event are produced only when a key's problem appears or changes, so that a
+// key retried with backoff does not flood the log and the Events.
+type Problems struct {
+	// Subject names what is engaged in log messages, e.g. "Cluster" in "Cluster cannot be
+	// engaged".
+	Subject string
+
+	// Errors, when not nil, counts every report by its metric reason (its one label).
+	Errors *prometheus.CounterVec
+
+	// Broken, when not nil, counts the keys with an unresolved problem.
+	Broken prometheus.Gauge
+
+	// Events records the Warning Events. Nil records none.
+	Events *Events
+}
+
+// Report counts a failed attempt for the key whose problem is pr and, when err's message differs
+// from the one reported last, logs it and records a Warning Event on regarding with reason
+// eventReason (related may be nil). metricReason labels the count. err must not contain
+// credentials: it ends up in Events.
+func (ps *Problems) Report(pr *Problem, log logr.Logger, regarding client.Object, related runtime.Object, eventReason, metricReason string, err error) {
+	if ps.Errors != nil {
+		ps.Errors.WithLabelValues(metricReason).Inc()
+	}
+	if !pr.broken {
+		pr.broken = true
+		if ps.Broken != nil {
+			ps.Broken.Inc()
+		}
+	}
+	msg := err.Error()
+	if pr.message == msg {
+		log.V(1).Info(ps.Subject+" still cannot be engaged", "reason", metricReason, "error", msg)
+		return
+	}
+	pr.message = msg
+	log.Error(err, ps.Subject+" cannot be engaged", "reason", metricReason)
+	ps.Events.Record(regarding, related, corev1.EventTypeWarning, eventReason, msg)
+}
+
+// Resolve clears the problem pr, if any, and logs that it is resolved.
+func (ps *Problems) Resolve(pr *Problem, log logr.Logger) {
+	if pr.broken {
+		pr.broken = false
+		if ps.Broken != nil {
+			ps.Broken.Dec()
+		}
+	}
+	if pr.message != "" {
+		pr.message = ""
+		log.Info(ps.Subject + " problem resolved")
+	}
+}
+
+// Drop forgets the problem pr without logging, for a provider that stops: the key no longer
+// counts as broken.
+func (ps *Problems) Drop(pr *Problem) {
+	if pr.broken && ps.Broken != nil {
+		ps.Broken.Dec()
+	}
+	*pr = Problem{}
+}

@@ -1,0 +1,139 @@
+package kit
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"mcr.dev/core/clusters"
+	"mcr.dev/core/kubeconfig"
+)
+
+// Defaults of Options.
+const (
+	DefaultRetryMinDelay = time.Second
+	DefaultRetryMaxDelay = 5 * time.Minute
+	DefaultResyncPeriod  = 10 * time.Minute
+
+	// DefaultQPS and DefaultBurst are given to a member config that sets neither: the same as
+	// controller-runtime's config loader gives the host.
+	DefaultQPS   = 20
+	DefaultBurst = 30
+)
+
+// Options is the vocabulary every provider shares. A provider embeds it in its own Options, so
+// that the same field means the same thing with the same default in every provider; the
+// provider's own fields live beside it. The zero value of every field selects its default, and
+// SetDefaults is the one place they are applied.
+type Options struct {
+	// Policy says what a member kubeconfig may contain, for providers that read kubeconfigs.
+	// A kubeconfig that breaks it is refused with an InvalidKubeconfig problem that names the
+	// offending field and the Policy field that allows it.
+	//
+	// Defaults to the zero kubeconfig.Policy (mcr.dev/core/kubeconfig): no exec or
+	// auth-provider plugins, no local file references, no insecure-skip-tls-verify.
+	Policy kubeconfig.Policy
+
+	// RESTOptions change each member's rest.Config before its cluster is built, in order. They
+	// must be deterministic: a field set to a new value on every call (a new Transport, say)
+	// makes every resync look like a credential change. An error is a problem of the member.
+	//
+	// Defaults to none. Configs that set neither QPS nor Burst get DefaultQPS and DefaultBurst
+	// first.
+	RESTOptions []func(*rest.Config) error
+
+	// ClusterOptions are passed to cluster.New for every member (scheme, cache options, ...).
+	//
+	// Defaults to none: the client-go scheme and a cache of all namespaces.
+	ClusterOptions []cluster.Option
+
+	// CacheSyncTimeout bounds, for each member, the access check and the wait for its cache to
+	// sync; a member that exceeds it is reported unreachable and retried with backoff while the
+	// others carry on. It also bounds the wait for the provider's sources (host informers) in
+	// Start.
+	//
+	// Defaults to clusters.DefaultCacheSyncTimeout (one minute).
+	CacheSyncTimeout time.Duration
+
+	// SkipAccessCheck engages members without first asking them, with a SelfSubjectReview,
+	// whether they answer and accept the credentials. The check needs no RBAC beyond what every
+	// authenticated user has; without it an unreachable member still fails, but only once its
+	// cache has not synced within CacheSyncTimeout.
+	//
+	// Defaults to false: check.
+	SkipAccessCheck bool
+
+	// RetryMinDelay and RetryMaxDelay bound the per-member exponential backoff with which a
+	// member that could not be reached or engaged is retried. A member whose credentials are
+	// refused for good (policy, decoding) is not retried: the next change of its source is.
+	//
+	// Default to DefaultRetryMinDelay (1s) and DefaultRetryMaxDelay (5m); a RetryMaxDelay below
+	// RetryMinDelay is raised to it.
+	RetryMinDelay time.Duration
+	RetryMaxDelay time.Duration
+
+	// ResyncPeriod is how often every known member is synced again without any change: a
+	// safety net for changes no event announced. Unchanged credentials cost a comparison.
+	//
+	// Defaults to DefaultResyncPeriod (10m); some providers choose a shorter default and say so.
+	ResyncPeriod time.Duration
+
+	// EventRecorder records Events on the objects members come from (Secrets, Clusters,
+	// profiles, ...). Providers without such objects (files, kind) record none.
+	//
+	// Defaults to the host cluster's recorder for the provider's reporting controller
+	// ("mcr.dev/<provider>"); none when the provider has no host cluster.
+	EventRecorder events.EventRecorder
+
+	// Logger receives the provider's messages, with the member under the key "cluster".
+	// Credentials are never logged.
+	//
+	// Defaults to controller-runtime's logger named after the provider, e.g.
+	// "clusterapi-provider".
+	Logger logr.Logger
+}
+
+// SetDefaults applies the defaults of every zero field; name is the provider's name, e.g.
+// "clusterapi-provider", used for the default Logger.
+func (o *Options) SetDefaults(name string) {
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = clusters.DefaultCacheSyncTimeout
+	}
+	if o.RetryMinDelay <= 0 {
+		o.RetryMinDelay = DefaultRetryMinDelay
+	}
+	if o.RetryMaxDelay <= 0 {
+		o.RetryMaxDelay = DefaultRetryMaxDelay
+	}
+	if o.RetryMaxDelay < o.RetryMinDelay {
+		o.RetryMaxDelay = o.RetryMinDelay
+	}
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = ctrllog.Log.WithName(name)
+	}
+}
+
+// RESTConfig returns a copy of cfg finished for a member: QPS and Burst default to DefaultQPS
+// and DefaultBurst when cfg sets neither, then RESTOptions apply in order. An error names the
+// option as "Options.RESTOptions[i]".
+func (o *Options) RESTConfig(cfg *rest.Config) (*rest.Config, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 && cfg.Burst == 0 {
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	}
+	for i, opt := range o.RESTOptions {
+		if err := opt(cfg); err != nil {
+			return nil, fmt.Errorf("Options.RESTOptions[%d]: %w", i, err)
+		}
+	}
+	return cfg, nil
+}
