@@ -18,6 +18,7 @@ import (
 	"mcr.dev/conformance"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/custom-provider/configmapprovider"
 )
 
@@ -80,7 +81,8 @@ func TestConformance(t *testing.T) {
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return configmapprovider.New(fleet.Member("hub").Config(), configmapprovider.Options{
-				Namespace: ns.Name, RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second,
+				Namespace: ns.Name,
+				Options:   kit.Options{RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second},
 			})
 		},
 		Write: func(ctx context.Context, name string, kubeconfig []byte) error {

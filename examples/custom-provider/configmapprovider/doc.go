@@ -18,19 +18,17 @@
 //
 // # What a provider has to do, and who does it here
 //
-//   - Get and IndexField of multicluster.Provider, cluster bookkeeping, starting a cluster,
-//     waiting (bounded) for its cache, applying every index exactly once, engaging it, and
-//     disengaging it by canceling its context: the embedded clusters.Clusters does all of it.
-//   - Discovering clusters: Start watches the ConfigMap with an informer of a host cluster whose
-//     cache holds only that ConfigMap, so the provider needs RBAC for nothing else.
-//   - Loading credentials safely: kubeconfig.Load (mcr.dev/core/kubeconfig) with the hardened
-//     zero Policy refuses exec plugins, local files and insecure TLS, since whoever can edit the
-//     ConfigMap controls what the kubeconfigs say.
-//   - Re-engaging on credential changes, and only then: a kubeconfig's content hash is compared
-//     before anything is built, and AddOrReplace engages the new instance before the old one is
-//     disengaged.
-//   - Never letting one cluster delay another: every cluster has a worker of its own; a failure
-//     is logged with the key "cluster" and retried with backoff.
+//   - Get and IndexField of multicluster.Provider and the lifecycle of each cluster (start,
+//     bounded cache sync, indexes, engage, disengage by canceling its context): the embedded
+//     clusters.Clusters.
+//   - The queue, parallel syncs, backoff, resync, the access check, re-engaging only when
+//     credentials change, keeping a working member when its new kubeconfig is bad, and one way
+//     of reporting (log, Events on the ConfigMap, metrics): the provider kit's Engine
+//     (mcr.dev/core/providers/kit).
+//   - Discovery, which is all that is written here: a kit.HostObjects source on a host cluster
+//     whose cache holds only the ConfigMap (so the provider needs RBAC for nothing else), and a
+//     sync that turns one key into a kit.Member, loading the kubeconfig under the hardened zero
+//     kubeconfig.Policy, since whoever can edit the ConfigMap controls what the kubeconfigs say.
 //
 // conformance_test.go runs the mcr conformance suite (mcr.dev/conformance) against it.
 package configmapprovider
