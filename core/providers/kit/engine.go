@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,6 +176,13 @@ func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
 	e.mu.Unlock()
 	defer e.loop.ShutDown()
 
+	var stops []func()
+	defer func() {
+		// Sources stop in reverse order, after the loop and before the host.
+		for _, stop := range slices.Backward(stops) {
+			stop()
+		}
+	}()
 	for _, src := range e.opts.Sources {
 		stop, err := src.Start(ctx, e)
 		if err != nil {
@@ -184,7 +192,7 @@ func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
 			}
 			return err
 		}
-		defer stop()
+		stops = append(stops, stop)
 	}
 
 	e.loop.Run(ctx)

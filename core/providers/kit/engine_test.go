@@ -53,7 +53,7 @@ func newMemberProvider(t *testing.T, opts kit.Options) *memberProvider {
 		opts.RetryMinDelay, opts.RetryMaxDelay = 50*time.Millisecond, 500*time.Millisecond
 	}
 	opts.EventRecorder = p.events
-	p.Clusters.Options.CacheSyncTimeout = opts.CacheSyncTimeout
+	p.Options.CacheSyncTimeout = opts.CacheSyncTimeout
 	e, err := kit.NewEngine(kit.EngineOptions[string]{
 		Name:     "member-provider",
 		Options:  opts,

@@ -10,8 +10,8 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-// ExampleLoop: a Loop (the Engine's queue) syncs keys in parallel, one goroutine per key at a time, and retries a key whose sync
-// asks for it with exponential backoff.
+// A Loop, the Engine's queue, syncs keys in parallel, one goroutine per key at a time, and
+// retries a key whose sync asks for it with exponential backoff.
 func ExampleLoop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
