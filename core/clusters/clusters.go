@@ -165,6 +165,8 @@ func (c *Clusters[T]) AddOrReplace(ctx context.Context, name multicluster.Cluste
 	return c.add(ctx, name, cl, aware, true, opts)
 }
 
+// add reserves the name, starts the instance, waits for its cache to sync, applies the indexes
+// (making it visible) and engages it; a failing phase undoes what the earlier ones did.
 func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl T, aware multicluster.Aware, replace bool, optFns []AddOption) error {
 	o := c.Options.withDefaults()
 	log := o.Log.WithValues("cluster", name)
@@ -176,100 +178,22 @@ func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl
 		return fmt.Errorf("adding cluster %q: %w", name, err)
 	}
 
-	c.mu.Lock()
-	c.init()
-	if _, busy := c.adding[name]; busy {
-		c.mu.Unlock()
-		return fmt.Errorf("adding cluster %q: %w: an add of this name is in progress", name, ErrClusterExists)
+	e, err := c.reserve(ctx, name, cl, replace, opts.alreadyRunning, o.EqualClusters)
+	if err != nil || e == nil {
+		return err
 	}
-	if old, exists := c.served[name]; exists {
-		if !replace {
-			c.mu.Unlock()
-			return fmt.Errorf("adding cluster %q: %w", name, ErrClusterExists)
-		}
-		if o.EqualClusters(old.cluster, cl) {
-			c.mu.Unlock()
-			return nil
-		}
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	e := &entry[T]{name: name, cluster: cl, ctx: cctx, cancel: cancel, done: make(chan struct{})}
-	c.adding[name] = e
-	if !opts.alreadyRunning {
-		if c.running[name] == nil {
-			c.running[name] = map[*entry[T]]struct{}{}
-		}
-		c.running[name][e] = struct{}{}
-	}
-	c.mu.Unlock()
-
-	// Whatever ends the instance's context also removes it from the set.
-	context.AfterFunc(cctx, func() { c.forget(e) })
-	if opts.alreadyRunning {
-		close(e.done)
-	} else {
-		go c.run(e, log)
-	}
-
-	syncCtx, cancelSync := context.WithTimeout(cctx, o.CacheSyncTimeout)
-	synced := e.cluster.GetCache().WaitForCacheSync(syncCtx)
-	cancelSync()
-	if !synced {
-		err := fmt.Errorf("cluster %q: %w within %s", name, ErrCacheSyncTimeout, o.CacheSyncTimeout)
-		if cctx.Err() != nil {
-			err = fmt.Errorf("cluster %q: waiting for cache sync: %w", name, context.Cause(cctx))
-		}
+	c.start(e, opts.alreadyRunning, log)
+	if err := c.waitForSync(e, o.CacheSyncTimeout); err != nil {
 		e.stop(err)
 		return fmt.Errorf("adding cluster %q: %w", name, err)
 	}
-
-	// Apply the recorded indexes until none is pending, then make the instance visible in the
-	// same critical section, so that IndexField calls from now on reach it themselves.
-	var prev *entry[T]
-	for applied := 0; ; {
-		c.mu.Lock()
-		if cctx.Err() != nil {
-			c.mu.Unlock()
-			err := context.Cause(cctx)
-			e.stop(err)
-			return fmt.Errorf("adding cluster %q: %w", name, err)
-		}
-		pending := slices.Clone(c.indexes[applied:])
-		if len(pending) == 0 {
-			delete(c.adding, name)
-			prev = c.served[name]
-			c.served[name] = e
-			c.mu.Unlock()
-			break
-		}
-		c.mu.Unlock()
-		for _, idx := range pending {
-			if err := cl.GetFieldIndexer().IndexField(cctx, idx.Object, idx.Field, idx.Extractor); err != nil {
-				err = fmt.Errorf("cluster %q: applying index on field %q: %w", name, idx.Field, err)
-				e.stop(err)
-				return fmt.Errorf("adding cluster %q: %w", name, err)
-			}
-		}
-		applied += len(pending)
+	prev, err := c.applyIndexes(e)
+	if err != nil {
+		e.stop(err)
+		return fmt.Errorf("adding cluster %q: %w", name, err)
 	}
-
-	if aware != nil {
-		if err := aware.Engage(cctx, name, cl); err != nil {
-			err = fmt.Errorf("engaging cluster %q: %w", name, err)
-			c.mu.Lock()
-			restore := prev != nil && c.served[name] == e && prev.ctx.Err() == nil
-			if restore {
-				c.served[name] = prev
-			} else if c.served[name] == e {
-				delete(c.served, name)
-			}
-			c.mu.Unlock()
-			e.stop(err)
-			if prev != nil && !restore {
-				prev.stop(errRemoved)
-			}
-			return err
-		}
+	if err := c.engage(e, prev, aware); err != nil {
+		return err
 	}
 	if prev != nil {
 		prev.stop(errReplaced)
@@ -278,6 +202,115 @@ func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl
 		log.Info("Added cluster")
 	}
 	return nil
+}
+
+// reserve claims name for a new instance of cl, so that no other Add of the name runs at the
+// same time. It returns a nil entry and no error when replace is set and cl equals the engaged
+// instance: there is nothing to do.
+func (c *Clusters[T]) reserve(ctx context.Context, name multicluster.ClusterName, cl T, replace, alreadyRunning bool, equal func(a, b T) bool) (*entry[T], error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if _, busy := c.adding[name]; busy {
+		return nil, fmt.Errorf("adding cluster %q: %w: an add of this name is in progress", name, ErrClusterExists)
+	}
+	if old, exists := c.served[name]; exists {
+		if !replace {
+			return nil, fmt.Errorf("adding cluster %q: %w", name, ErrClusterExists)
+		}
+		if equal(old.cluster, cl) {
+			return nil, nil
+		}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	e := &entry[T]{name: name, cluster: cl, ctx: cctx, cancel: cancel, done: make(chan struct{})}
+	c.adding[name] = e
+	if !alreadyRunning {
+		if c.running[name] == nil {
+			c.running[name] = map[*entry[T]]struct{}{}
+		}
+		c.running[name][e] = struct{}{}
+	}
+	return e, nil
+}
+
+// start runs the instance unless its owner does.
+func (c *Clusters[T]) start(e *entry[T], alreadyRunning bool, log logr.Logger) {
+	// Whatever ends the instance's context also removes it from the set.
+	context.AfterFunc(e.ctx, func() { c.forget(e) })
+	if alreadyRunning {
+		close(e.done)
+		return
+	}
+	go c.run(e, log)
+}
+
+// waitForSync waits, at most timeout, for the instance's cache to sync.
+func (c *Clusters[T]) waitForSync(e *entry[T], timeout time.Duration) error {
+	syncCtx, cancelSync := context.WithTimeout(e.ctx, timeout)
+	synced := e.cluster.GetCache().WaitForCacheSync(syncCtx)
+	cancelSync()
+	if synced {
+		return nil
+	}
+	if e.ctx.Err() != nil {
+		return fmt.Errorf("cluster %q: waiting for cache sync: %w", e.name, context.Cause(e.ctx))
+	}
+	return fmt.Errorf("cluster %q: %w within %s", e.name, ErrCacheSyncTimeout, timeout)
+}
+
+// applyIndexes applies the recorded indexes until none is pending, then makes the instance
+// visible in the same critical section, so that IndexField calls from then on reach it
+// themselves. It returns the instance it replaced in Get, if any.
+func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
+	for applied := 0; ; {
+		c.mu.Lock()
+		if e.ctx.Err() != nil {
+			c.mu.Unlock()
+			return nil, context.Cause(e.ctx)
+		}
+		pending := slices.Clone(c.indexes[applied:])
+		if len(pending) == 0 {
+			delete(c.adding, e.name)
+			prev = c.served[e.name]
+			c.served[e.name] = e
+			c.mu.Unlock()
+			return prev, nil
+		}
+		c.mu.Unlock()
+		for _, idx := range pending {
+			if err := e.cluster.GetFieldIndexer().IndexField(e.ctx, idx.Object, idx.Field, idx.Extractor); err != nil {
+				return nil, fmt.Errorf("cluster %q: applying index on field %q: %w", e.name, idx.Field, err)
+			}
+		}
+		applied += len(pending)
+	}
+}
+
+// engage engages the visible instance with aware. When that fails, prev (the instance it was
+// to replace) is served again if it is still alive, and the new instance is stopped.
+func (c *Clusters[T]) engage(e, prev *entry[T], aware multicluster.Aware) error {
+	if aware == nil {
+		return nil
+	}
+	err := aware.Engage(e.ctx, e.name, e.cluster)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("engaging cluster %q: %w", e.name, err)
+	c.mu.Lock()
+	restore := prev != nil && c.served[e.name] == e && prev.ctx.Err() == nil
+	if restore {
+		c.served[e.name] = prev
+	} else if c.served[e.name] == e {
+		delete(c.served, e.name)
+	}
+	c.mu.Unlock()
+	e.stop(err)
+	if prev != nil && !restore {
+		prev.stop(errRemoved)
+	}
+	return err
 }
 
 // run runs the cluster until its context ends or it fails on its own.

@@ -27,9 +27,9 @@ type release struct {
 	fence *coordinationv1.Lease
 }
 
-// round brings ownership up to date: it refreshes the members, lets go of the clusters this
-// replica no longer owns (disengaging each before releasing its Lease), takes the Leases of
-// the clusters it now owns, and engages those. It returns when the next round is due.
+// round brings ownership up to date: it refreshes the members, plans which clusters to let go
+// of and which to take, releases and acquires their Leases, and engages the clusters it now
+// holds. It returns when the next round is due.
 func (c *Coordinator) round(ctx context.Context) time.Duration {
 	now := time.Now()
 	others, nextExpiry, err := c.refreshMembers(ctx, now)
@@ -39,8 +39,29 @@ func (c *Coordinator) round(ctx context.Context) time.Duration {
 		}
 		return c.opts.RetryPeriod
 	}
+	epoch, releases, acquires := c.plan(others, now)
+	c.releaseLeases(ctx, releases)
+	waiting, err := c.acquireLeases(ctx, acquires, epoch, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error(err, "Cannot list cluster Leases", "retryIn", c.opts.RetryPeriod)
+		}
+		return c.opts.RetryPeriod
+	}
+	// A peer that stays silent is declared expired as soon as it may be, not up to a
+	// RenewInterval later.
+	next := min(c.opts.RenewInterval, nextExpiry+time.Millisecond)
+	if waiting {
+		next = min(next, c.opts.RetryPeriod)
+	}
+	return c.engageOwned(epoch, next)
+}
 
+// plan sets the peers and decides, for the epoch it returns, which held clusters to release
+// (disengaged here already) and which owned clusters to acquire.
+func (c *Coordinator) plan(others []Peer, now time.Time) (uint64, []release, []multicluster.ClusterName) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	fresh := c.isFreshLocked(now)
 	peers := others
 	if fresh {
@@ -52,7 +73,6 @@ func (c *Coordinator) round(ctx context.Context) time.Duration {
 	}
 	c.peers = peers
 	metrics.ShardingPeers.Set(float64(len(peers)))
-	epoch := c.epoch
 	var releases []release
 	var acquires []multicluster.ClusterName
 	for name, st := range c.clusters {
@@ -73,8 +93,12 @@ func (c *Coordinator) round(ctx context.Context) time.Duration {
 		}
 	}
 	c.reportOwnedLocked()
-	c.mu.Unlock()
+	return c.epoch, releases, acquires
+}
 
+// releaseLeases gives up the Leases of the clusters planned for release; a failed release is
+// retried by a later round.
+func (c *Coordinator) releaseLeases(ctx context.Context, releases []release) {
 	parallel(releases, leaseCallParallelism, func(r release) {
 		err := c.releaseFence(ctx, r.name, r.fence)
 		c.mu.Lock()
@@ -93,15 +117,18 @@ func (c *Coordinator) round(ctx context.Context) time.Duration {
 		}
 		metrics.ShardingOwnershipChanges.WithLabelValues(metrics.OwnershipReleased).Inc()
 	})
+}
 
+// acquireLeases takes the Leases of the clusters planned for acquisition, checking every
+// cluster Lease of the group on the way now and then. It reports whether some cluster is still
+// waiting for its Lease, and fails only when the Leases cannot be listed.
+func (c *Coordinator) acquireLeases(ctx context.Context, acquires []multicluster.ClusterName, epoch uint64, now time.Time) (bool, error) {
 	var fences map[string]*coordinationv1.Lease
 	if len(acquires) > 0 || now.Sub(c.members.lastFenceCheck) >= fenceCheckEvery*c.opts.RenewInterval {
+		var err error
 		fences, err = c.listFences(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Error(err, "Cannot list cluster Leases", "retryIn", c.opts.RetryPeriod)
-			}
-			return c.opts.RetryPeriod
+			return false, err
 		}
 		c.checkFences(ctx, fences, now)
 	}
@@ -135,16 +162,16 @@ func (c *Coordinator) round(ctx context.Context) time.Duration {
 			c.log.V(1).Info("Took the Lease of a cluster", "cluster", string(name), "lease", lease.Name)
 		}
 	})
+	return waiting.Load() > 0, nil
+}
 
-	// A peer that stays silent is declared expired as soon as it may be, not up to a
-	// RenewInterval later.
-	next := min(c.opts.RenewInterval, nextExpiry+time.Millisecond)
-	if waiting.Load() > 0 {
-		next = min(next, c.opts.RetryPeriod)
-	}
+// engageOwned engages every held and owned cluster not engaged with its current instance yet,
+// unless membership lapsed since epoch was planned. It returns next, shortened to the earliest
+// engage retry that is not due yet.
+func (c *Coordinator) engageOwned(epoch uint64, next time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now = time.Now()
+	now := time.Now()
 	if c.epoch != epoch || !c.isFreshLocked(now) || c.stopping {
 		return next
 	}

@@ -97,45 +97,14 @@ func runCommand(ctx context.Context, args []string) error {
 	return run(ctx, o)
 }
 
+// run seeds every cluster, runs the controller across the fleet until each cluster's ConfigMap
+// is marked, and reports what it reconciled.
 func run(ctx context.Context, o options) error {
-	var (
-		provider mcr.Provider
-		configs  map[mcr.ClusterName]*rest.Config
-		err      error
-	)
-	if o.kind {
-		// snippet:begin quickstart-kind
-		// The kind provider lists the kind clusters and engages each under its kind name.
-		provider = kind.New(kind.Options{Prefix: o.kindPrefix})
-		// snippet:end quickstart-kind
-		fmt.Printf("Using the kind clusters named %s*\n", o.kindPrefix)
-		if configs, err = kindConfigs(o.kindPrefix); err != nil {
-			return err
-		}
-	} else {
-		var opts file.Options
-		if o.kubeconfig != "" {
-			opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(o.kubeconfig)
-			fmt.Printf("Reading kubeconfigs from %s\n", o.kubeconfig)
-		} else {
-			dir, stop, err := embeddedFleet(ctx, o.clusters)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			opts.Dirs = []string{dir}
-		}
-		// Discovery goes through the files: the provider reads them, names one cluster per
-		// context (<file>+<context>) and keeps watching them while the manager runs.
-		fileProvider, err := file.New(opts)
-		if err != nil {
-			return err
-		}
-		provider = fileProvider
-		if configs, err = fileProvider.ReadConfigs(); err != nil {
-			fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
-		}
+	provider, configs, stop, err := openFleet(ctx, o)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if len(configs) == 0 {
 		return errors.New("no usable cluster found")
 	}
@@ -162,10 +131,100 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	var mu sync.Mutex
-	reconciled := map[mcr.ClusterName]string{}
+	reconciled := &greetings{byCluster: map[mcr.ClusterName]string{}}
+	if err := addMarker(mgr, reconciled); err != nil {
+		return err
+	}
+
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+
+	if err := waitUntilMarked(ctx, configs, mgrDone); err != nil {
+		return err
+	}
+	reconciled.print()
+
+	stopManager()
+	if err := <-mgrDone; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Println("Done.")
+	return nil
+}
+
+// openFleet returns the provider that o selects and the config of every cluster it will
+// engage. Unless it fails, stop releases what it started (the embedded fleet).
+func openFleet(ctx context.Context, o options) (provider mcr.Provider, configs map[mcr.ClusterName]*rest.Config, stop func(), err error) {
+	stop = func() {}
+	if o.kind {
+		// snippet:begin quickstart-kind
+		// The kind provider lists the kind clusters and engages each under its kind name.
+		provider = kind.New(kind.Options{Prefix: o.kindPrefix})
+		// snippet:end quickstart-kind
+		fmt.Printf("Using the kind clusters named %s*\n", o.kindPrefix)
+		if configs, err = kindConfigs(o.kindPrefix); err != nil {
+			return nil, nil, nil, err
+		}
+		return provider, configs, stop, nil
+	}
+	var opts file.Options
+	if o.kubeconfig != "" {
+		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(o.kubeconfig)
+		// The user's own kubeconfigs: accept exec plugins and certificate files, as kubectl does.
+		opts.Policy = file.TrustedPolicy()
+		fmt.Printf("Reading kubeconfigs from %s\n", o.kubeconfig)
+	} else {
+		var dir string
+		if dir, stop, err = embeddedFleet(ctx, o.clusters); err != nil {
+			return nil, nil, nil, err
+		}
+		opts.Dirs = []string{dir}
+	}
+	// Discovery goes through the files: the provider reads them, names one cluster per
+	// context (<file>+<context>) and keeps watching them while the manager runs.
+	fileProvider, err := file.New(opts)
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	if configs, err = fileProvider.ReadConfigs(); err != nil {
+		fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
+	}
+	return fileProvider, configs, stop, nil
+}
+
+// greetings records, per cluster, the greeting of the ConfigMap the controller reconciled.
+type greetings struct {
+	mu        sync.Mutex
+	byCluster map[mcr.ClusterName]string
+}
+
+func (g *greetings) record(name mcr.ClusterName, greeting string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.byCluster[name] = greeting
+}
+
+func (g *greetings) print() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fmt.Printf("\nReconciled %d clusters:\n", len(g.byCluster))
+	width := 0
+	for name := range g.byCluster {
+		width = max(width, len(name))
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.byCluster)) {
+		fmt.Printf("  %-*s  %s/greeting  %q\n", width, name, namespace, g.byCluster[name])
+	}
+}
+
+// addMarker adds the controller that annotates every ConfigMap of the demo namespace with its
+// cluster, and records what it reconciled in reconciled.
+func addMarker(mgr mcr.Manager, reconciled *greetings) error {
 	// snippet:begin quickstart-controller
-	err = mcr.NewControllerManagedBy(mgr).
+	return mcr.NewControllerManagedBy(mgr).
 		Named("configmap-marker").
 		For(&corev1.ConfigMap{}).
 		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
@@ -192,28 +251,22 @@ func run(ctx context.Context, o options) error {
 				}
 				fmt.Printf("  reconciled ConfigMap %s in cluster %s: annotated %s=%s\n", req.NamespacedName, req.ClusterName, annotation, req.ClusterName)
 			}
-			mu.Lock()
-			reconciled[req.ClusterName] = cm.Data["greeting"]
-			mu.Unlock()
+			reconciled.record(req.ClusterName, cm.Data["greeting"])
 			return mcr.Result{}, nil
 		}))
-	if err != nil {
-		return err
-	}
 	// snippet:end quickstart-controller
+}
 
-	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	mgrDone := make(chan error, 1)
-	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-
-	// Done when every cluster's ConfigMap carries its annotation, checked directly in each
-	// cluster.
+// waitUntilMarked returns once every cluster's ConfigMap carries its annotation, checked
+// directly in each cluster, or with an error when ctx ends or the manager stops first.
+func waitUntilMarked(ctx context.Context, configs map[mcr.ClusterName]*rest.Config, mgrDone <-chan error) error {
 	direct := map[mcr.ClusterName]client.Client{}
-	for _, name := range names {
-		if direct[name], err = client.New(configs[name], client.Options{}); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		c, err := client.New(configs[name], client.Options{})
+		if err != nil {
 			return err
 		}
+		direct[name] = c
 	}
 	for {
 		missing, err := unmarked(ctx, direct)
@@ -221,7 +274,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		if len(missing) == 0 {
-			break
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -231,24 +284,6 @@ func run(ctx context.Context, o options) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-
-	mu.Lock()
-	fmt.Printf("\nReconciled %d clusters:\n", len(reconciled))
-	width := 0
-	for name := range reconciled {
-		width = max(width, len(name))
-	}
-	for _, name := range slices.Sorted(maps.Keys(reconciled)) {
-		fmt.Printf("  %-*s  %s/greeting  %q\n", width, name, namespace, reconciled[name])
-	}
-	mu.Unlock()
-
-	stopManager()
-	if err := <-mgrDone; err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	fmt.Println("Done.")
-	return nil
 }
 
 // announcer is a runnable that the manager engages with every cluster, like a controller; it
