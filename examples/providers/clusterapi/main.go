@@ -26,6 +26,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/clusterapi"
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string) error {
 		APIVersion:          clusterapi.APIVersion(*apiVersion),
 		Namespaces:          managerflags.SplitList(*namespaces),
 		InfrastructureKinds: managerflags.SplitList(*infraKinds),
-		CacheSyncTimeout:    *syncTimeout,
+		Options:             kit.Options{CacheSyncTimeout: *syncTimeout},
 	}
 	if *selector != "" {
 		if opts.Selector, err = labels.Parse(*selector); err != nil {
