@@ -1,6 +1,8 @@
 // Package kubeconfig is a cluster provider that engages one cluster for every kubeconfig Secret
 // on a host cluster, and keeps the fleet in step with those Secrets as they are created,
-// rotated, relabeled and deleted.
+// rotated, relabeled and deleted. It runs on the provider kit (mcr.dev/core/providers/kit): the
+// kit's engine watches the Secrets, syncs each one by its namespace and name, and engages,
+// reports and retries the same way as in every other provider.
 //
 // # What it watches
 //
@@ -20,34 +22,21 @@
 // A cluster is named after its Secret: "<name>" (SecretName, the default, as in
 // multicluster-runtime), or "<namespace>/<name>" with Options.ClusterName = NamespacedSecretName,
 // which is collision free across namespaces. If two Secrets map to one name, the first keeps it;
-// the other gets a ClusterNameConflict Event and is engaged once the first goes away.
+// the other gets a ClusterNameConflict Event and is engaged once the first goes away or maps to
+// another name.
 //
-// # Changes and readiness
+// # Changes, credentials and problems
 //
-// Informer events drive everything, so a rotation is noticed at once, without waiting for a
-// resync. A change of the kubeconfig's content (a SHA-256 of the data key) re-engages the
-// cluster: the new instance is engaged first, the old one disengaged after. Edits of labels,
-// annotations or other data keys do nothing. Deleting the Secret or removing its label
-// disengages the cluster. A cluster is engaged once its member answered a SelfSubjectReview with
-// the new credentials (Options.SkipConnectivityCheck turns that off) and its cache synced, both
-// within Options.CacheSyncTimeout. A member that does not answer, refuses the credentials or
-// fails to engage is retried with exponential backoff (Options.RetryMinDelay to RetryMaxDelay);
-// while it is retried after a rotation, the previous instance stays engaged. Members are handled
-// in parallel: one unreachable member never delays another.
+// A change of the kubeconfig's credentials or endpoint re-engages the cluster, the new instance
+// first; deleting the Secret or removing its label disengages it. Kubeconfigs are loaded with
+// mcr.dev/core/kubeconfig under Options.Policy, whose zero value refuses exec and auth-provider
+// plugins, local file references and insecure-skip-tls-verify. A kubeconfig that is refused, a
+// member that does not answer and refused credentials are reported as a Warning Event on the
+// Secret, an error log line and the counter mcr_kubeconfig_provider_errors_total{reason}, never
+// with the credentials; a cluster that is engaged stays engaged with the credentials that work.
 //
-// # Credentials
-//
-// Kubeconfigs are loaded with mcr.dev/core/kubeconfig under Options.Policy, whose zero value
-// refuses exec and auth-provider plugins, references to local files (certificate-authority,
-// client-certificate, client-key, tokenFile, plugin paths) and insecure-skip-tls-verify: anyone
-// who can write a Secret in the watched namespace would otherwise be able to run programs in, or
-// read files of, the controller's pod. A refused kubeconfig disengages what the Secret described
-// before and is reported three ways, each naming the Secret and never the credentials: a Warning
-// Event with reason InvalidKubeconfig on the Secret, an error log line with the cluster under
-// the key "cluster", and the counter mcr_kubeconfig_provider_errors_total{reason} in
-// controller-runtime's metrics registry. Other Secrets are unaffected.
-//
-// The command cmd/kubeconfig-secret (package enroll) creates least-privilege ServiceAccount
-// credentials on a member and stores them as a labeled Secret on the host. README.md has the
-// RBAC the provider needs (also in config/rbac.yaml), the options and a quickstart.
+// docs/providers/kubeconfig.md is the full description: options, Events, RBAC and what changed
+// when the provider moved onto the provider kit. The command cmd/kubeconfig-secret (package
+// enroll) creates least-privilege ServiceAccount credentials on a member and stores them as a
+// labeled Secret on the host.
 package kubeconfig

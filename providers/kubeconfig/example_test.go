@@ -7,6 +7,7 @@ import (
 
 	corekubeconfig "mcr.dev/core/kubeconfig"
 	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -45,7 +46,7 @@ func ExampleNew_options() {
 		AllNamespaces: true,
 		SecretLabel:   kubeconfig.UpstreamSecretLabel,
 		ClusterName:   kubeconfig.NamespacedSecretName,
-		Policy:        corekubeconfig.Policy{AllowExec: true},
+		Options:       kit.Options{Policy: corekubeconfig.Policy{AllowExec: true}},
 	})
 	if err != nil {
 		os.Exit(1)

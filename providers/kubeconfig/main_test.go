@@ -24,6 +24,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
@@ -207,11 +208,13 @@ func startProvider(t *testing.T, p *kubeconfig.Provider, aware multicluster.Awar
 // testOptions are fast-failing provider options for namespace ns.
 func testOptions(ns string) kubeconfig.Options {
 	return kubeconfig.Options{
-		Namespace:        ns,
-		CacheSyncTimeout: 20 * time.Second,
-		RetryMinDelay:    200 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Log:              logs.logger().WithName("provider"),
+		Namespace: ns,
+		Options: kit.Options{
+			CacheSyncTimeout: 20 * time.Second,
+			RetryMinDelay:    200 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			Logger:           logs.logger().WithName("provider"),
+		},
 	}
 }
 

@@ -86,6 +86,8 @@ func TestRunsOnManagerCache(t *testing.T) {
 	// The shared cache holds Secrets of every namespace; only the provider's namespace counts.
 	putSecret(t, newNamespace(t), "elsewhere", fleet.Member("m1").Kubeconfig())
 	waitCluster(t, mgr, "m2")
+	// Events are recorded with the manager's recorder.
+	waitEvent(t, ns, "m2", kubeconfig.ReasonClusterEngaged)
 	if _, err := mgr.GetCluster(t.Context(), "elsewhere"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Errorf("GetCluster(elsewhere) = %v, want ErrClusterNotFound", err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -18,6 +17,7 @@ import (
 	"mcr.dev/core/envtest"
 	corekubeconfig "mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -92,8 +92,6 @@ func TestMetadataOnlyEditDoesNotReengage(t *testing.T) {
 
 	putSecret(t, ns, "m1", fleet.Member("m1").Kubeconfig())
 	first := aware.waitEngaged(t, "m1", 1)
-	key := types.NamespacedName{Namespace: ns, Name: "m1"}.String()
-	syncsBefore := logs.count("Syncing kubeconfig Secret", key)
 
 	s, err := hub.CoreV1().Secrets(ns).Get(t.Context(), "m1", metav1.GetOptions{})
 	if err != nil {
@@ -106,14 +104,11 @@ func TestMetadataOnlyEditDoesNotReengage(t *testing.T) {
 	}
 
 	// Barrier: the informer delivers events to the provider in order and the queue hands them out
-	// in order, so once a Secret created after the edit has been synced, a sync caused by the edit
-	// would have started (and logged) already.
+	// in order, so once a Secret created after the edit has been engaged (an access check and a
+	// cache sync), the sync caused by the edit (a comparison of the credentials) is long done.
 	putSecret(t, ns, "barrier", fleet.Member("m2").Kubeconfig())
 	aware.waitEngaged(t, "barrier", 1)
 
-	if n := logs.count("Syncing kubeconfig Secret", key); n != syncsBefore {
-		t.Errorf("metadata-only edit caused %d sync(s) of the Secret", n-syncsBefore)
-	}
 	if aware.count("m1") != 1 || first.Ctx.Err() != nil {
 		t.Errorf("metadata-only edit re-engaged m1: %d engagements, first context ended: %v", aware.count("m1"), first.Ctx.Err())
 	}
@@ -302,7 +297,7 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 		if aware.count(multicluster.ClusterName(b.secret)) != 0 {
 			t.Errorf("rejected Secret %s was engaged", b.secret)
 		}
-		if logs.count("Kubeconfig Secret not engaged", `"cluster"="`+b.secret+`"`, b.reason) == 0 {
+		if logs.count("Kubeconfig Secret cannot be engaged", `"cluster"="`+b.secret+`"`, b.reason) == 0 {
 			t.Errorf("no error log line with cluster %q and reason %s", b.secret, b.reason)
 		}
 	}
@@ -317,14 +312,19 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 	}
 	assertNeverLogged(t, execToken)
 
-	// A rejected Secret that becomes valid is engaged; one that becomes invalid is disengaged.
+	// A rejected Secret that becomes valid is engaged; one that becomes invalid keeps the
+	// engaged instance with the credentials that work, and reports the problem.
 	putSecret(t, ns, "insecure", good)
 	aware.waitEngaged(t, "insecure", 1)
 	goodEngagement, _ := aware.current("good")
 	putSecret(t, ns, "good", bad[0].data)
-	eventually(t, waitTimeout, "cluster good disengaged after its kubeconfig became invalid", func() error {
-		return errNil(goodEngagement.Ctx.Err() == nil, "still engaged")
-	})
+	waitEvent(t, ns, "good", kubeconfig.ReasonInvalidKubeconfig)
+	if goodEngagement.Ctx.Err() != nil || aware.count("good") != 1 {
+		t.Error("an invalid kubeconfig disengaged the working instance")
+	}
+	if got, err := p.Get(t.Context(), "good"); err != nil || got != goodEngagement.Cluster {
+		t.Errorf("Get(good) = %v, %v; want the working instance", got, err)
+	}
 }
 
 func TestPolicyOptionsAllowWhatTheyName(t *testing.T) {
@@ -395,6 +395,52 @@ func TestNamespacedNamesAndConflicts(t *testing.T) {
 	})
 }
 
+// A Secret whose name changes gives up the old name, which a Secret waiting for it then gets;
+// a Secret mapped to no name is refused and gives up what it served.
+func TestRenamesAndWaitingSecrets(t *testing.T) {
+	ns := newNamespace(t)
+	const nameLabel = "test.mcr.dev/cluster-name"
+	opts := testOptions(ns)
+	opts.ClusterName = func(s *corev1.Secret) multicluster.ClusterName {
+		return multicluster.ClusterName(s.Labels[nameLabel])
+	}
+	p := newProvider(t, opts)
+	aware := newRecordingAware()
+	startProvider(t, p, aware)
+
+	named := func(name string) map[string]string {
+		return map[string]string{kubeconfig.DefaultSecretLabel: "true", nameLabel: name}
+	}
+	data := func(m string) map[string][]byte { return map[string][]byte{"kubeconfig": fleet.Member(m).Kubeconfig()} }
+
+	putSecretWith(t, ns, "a", named("east"), data("m1"))
+	east := aware.waitEngaged(t, "east", 1)
+	putSecretWith(t, ns, "b", named("east"), data("m2"))
+	if note := waitEvent(t, ns, "b", kubeconfig.ReasonClusterNameConflict); !strings.Contains(note, ns+"/a") {
+		t.Errorf("conflict Event does not name the owner: %q", note)
+	}
+
+	// a moves to west: east is disengaged and goes to b, which waited for it.
+	putSecretWith(t, ns, "a", named("west"), data("m1"))
+	west := aware.waitEngaged(t, "west", 1)
+	if west.Cluster.GetConfig().Host != fleet.Member("m1").Host() {
+		t.Error("west does not point at a's member")
+	}
+	eventually(t, waitTimeout, "east of a disengaged", func() error { return errNil(east.Ctx.Err() == nil, "still engaged") })
+	if got := aware.waitEngaged(t, "east", 2); got.Cluster.GetConfig().Host != fleet.Member("m2").Host() {
+		t.Error("east was not given to b")
+	}
+	waitEvent(t, ns, "a", kubeconfig.ReasonClusterDisengaged)
+
+	// No name: refused, and west goes.
+	putSecretWith(t, ns, "a", named(""), data("m1"))
+	waitEvent(t, ns, "a", kubeconfig.ReasonClusterSetupFailed)
+	eventually(t, waitTimeout, "west disengaged", func() error { return errNil(west.Ctx.Err() == nil, "still engaged") })
+	if _, err := p.Get(t.Context(), "west"); !errors.Is(err, multicluster.ErrClusterNotFound) {
+		t.Errorf("Get(west) = %v, want ErrClusterNotFound", err)
+	}
+}
+
 func TestUnreachableMemberDoesNotBlockOthers(t *testing.T) {
 	ns := newNamespace(t)
 	opts := testOptions(ns)
@@ -416,9 +462,10 @@ func TestUnreachableMemberDoesNotBlockOthers(t *testing.T) {
 	putSecret(t, ns, "m3", m3.Kubeconfig())
 	putSecret(t, ns, "m1", fleet.Member("m1").Kubeconfig())
 	aware.waitEngaged(t, "m1", 1)
+	// The Event is on the Secret; its note says what the access check found.
 	note := waitEvent(t, ns, "m3", kubeconfig.ReasonClusterUnreachable)
-	if !strings.Contains(note, ns+"/m3") {
-		t.Errorf("unreachable Event does not name the Secret: %q", note)
+	if !strings.Contains(note, kit.ErrUnreachable.Error()) {
+		t.Errorf("unreachable Event does not say the member did not answer: %q", note)
 	}
 	if aware.count("m3") != 0 {
 		t.Fatal("unreachable member was engaged")

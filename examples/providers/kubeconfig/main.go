@@ -26,6 +26,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kubeconfig"
@@ -59,14 +60,16 @@ func run(ctx context.Context, args []string) error {
 
 	// snippet:begin kubeconfig-provider
 	opts := kubeconfig.Options{
-		Namespace:        *namespace,
-		AllNamespaces:    *allNamespaces,
-		SecretLabel:      *secretLabel,
-		SecretKey:        *secretKey,
-		CacheSyncTimeout: *syncTimeout,
-		RetryMaxDelay:    *maxRetry,
-		// Policy stays the zero value: anyone who can write a Secret in the namespace controls
-		// the kubeconfig, so exec plugins, local files and insecure TLS are refused.
+		Namespace:     *namespace,
+		AllNamespaces: *allNamespaces,
+		SecretLabel:   *secretLabel,
+		SecretKey:     *secretKey,
+		Options: kit.Options{
+			CacheSyncTimeout: *syncTimeout,
+			RetryMaxDelay:    *maxRetry,
+			// Policy stays the zero value: anyone who can write a Secret in the namespace
+			// controls the kubeconfig, so exec plugins, local files and insecure TLS are refused.
+		},
 	}
 	if *allNamespaces {
 		opts.ClusterName = kubeconfig.NamespacedSecretName // Secrets of different namespaces never collide

@@ -23,6 +23,7 @@ import (
 	"mcr.dev/core/envtest"
 	corekubeconfig "mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kubeconfig"
 	"mcr.dev/providers/kubeconfig/enroll"
 )
@@ -118,7 +119,7 @@ func TestEnrollsTwoMembers(t *testing.T) {
 	}
 
 	// The provider engages both with its defaults.
-	p, err := kubeconfig.New(fleet.Member("hub").Config(), kubeconfig.Options{CacheSyncTimeout: 20 * time.Second})
+	p, err := kubeconfig.New(fleet.Member("hub").Config(), kubeconfig.Options{Options: kit.Options{CacheSyncTimeout: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
