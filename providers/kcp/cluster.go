@@ -27,10 +27,11 @@ import (
 var _ cluster.Cluster = &scopedCluster{}
 
 // scopedCluster is one engaged logical cluster: its client writes to <url>/clusters/<name> and
-// reads from the endpoint's shared wildcard cache through a scopedCache; its API reader reads
+// reads from its endpoint's shared wildcard cache through a scopedCache; its API reader reads
 // live from <url>/clusters/<name>.
 type scopedCluster struct {
 	name       logicalcluster.Name
+	endpoint   *endpoint
 	config     *rest.Config
 	httpClient *http.Client
 	scheme     *runtime.Scheme
@@ -41,9 +42,11 @@ type scopedCluster struct {
 	recorders  *recorders
 }
 
-func newScopedCluster(e *endpoint, name logicalcluster.Name) (*scopedCluster, error) {
-	cfg := rest.CopyConfig(e.p.config)
-	host, err := url.JoinPath(e.url, name.Path().RequestPath())
+// newScopedCluster returns the view of logical cluster name on ep, a running endpoint; the
+// caller holds ep.mu.
+func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Scheme, log logr.Logger) (*scopedCluster, error) {
+	cfg := rest.CopyConfig(ep.config)
+	host, err := url.JoinPath(ep.url, name.Path().RequestPath())
 	if err != nil {
 		return nil, fmt.Errorf("building the URL of logical cluster %q: %w", name, err)
 	}
@@ -54,11 +57,10 @@ func newScopedCluster(e *endpoint, name logicalcluster.Name) (*scopedCluster, er
 	if err != nil {
 		return nil, fmt.Errorf("creating the HTTP client of logical cluster %q: %w", name, err)
 	}
-	sc := newScopedCache(e, name)
-	scheme := e.p.opts.Scheme
+	sc := newScopedCache(ep.cache, ep.informer, name)
 	// Every logical cluster of a virtual workspace serves the same APIs, so they share the
 	// endpoint's REST mapper instead of each running discovery.
-	mapper := e.cache.mapper
+	mapper := ep.cache.mapper
 	cl, err := client.New(cfg, client.Options{
 		HTTPClient: httpClient,
 		Scheme:     scheme,
@@ -74,6 +76,7 @@ func newScopedCluster(e *endpoint, name logicalcluster.Name) (*scopedCluster, er
 	}
 	return &scopedCluster{
 		name:       name,
+		endpoint:   ep,
 		config:     cfg,
 		httpClient: httpClient,
 		scheme:     scheme,
@@ -81,7 +84,7 @@ func newScopedCluster(e *endpoint, name logicalcluster.Name) (*scopedCluster, er
 		cache:      sc,
 		client:     cl,
 		apiReader:  apiReader,
-		recorders:  &recorders{config: cfg, httpClient: httpClient, scheme: scheme, log: e.log.WithValues("cluster", name.String())},
+		recorders:  &recorders{config: cfg, httpClient: httpClient, scheme: scheme, log: log.WithValues("cluster", name.String())},
 	}, nil
 }
 
@@ -104,13 +107,18 @@ func (c *scopedCluster) GetEventRecorder(name string) events.EventRecorder {
 
 // Start runs nothing of its own (the endpoint runs the shared cache) and blocks until ctx ends,
 // the cluster's disengagement; then it removes the cluster's event handlers from the shared
-// informers and stops its event recorders.
+// informers and stops its event recorders. It runs exactly while the view is engaged.
 func (c *scopedCluster) Start(ctx context.Context) error {
+	LogicalClusters.Inc()
+	defer LogicalClusters.Dec()
 	<-ctx.Done()
 	c.cache.stop()
 	c.recorders.stop()
 	return nil
 }
+
+// stopped reports whether the view was engaged and disengaged: it cannot be engaged again.
+func (c *scopedCluster) stopped() bool { return c.cache.isStopped() }
 
 // recorders creates a logical cluster's event broadcasters when first asked for a recorder, and
 // shuts them down when the cluster is disengaged.

@@ -16,6 +16,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kcp"
 )
 
@@ -35,11 +36,11 @@ var (
 )
 
 func (h *kcpHarness) NewProvider(context.Context) (multicluster.Provider, error) {
-	return kcp.New(providerConfig(), h.slice, kcp.Options{
+	return kcp.New(providerConfig(), h.slice, kcp.Options{Options: kit.Options{
 		CacheSyncTimeout: 30 * time.Second,
 		RetryMinDelay:    100 * time.Millisecond,
 		RetryMaxDelay:    2 * time.Second,
-	})
+	}})
 }
 
 // memberBinding returns the APIBinding of a member.

@@ -12,8 +12,8 @@
 // <url>/clusters/*, with kcp's cluster-aware informers, and watches there the objects of
 // Options.ObjectToWatch (APIBindings by default): the logical clusters they live in are the
 // fleet. Endpoints that appear in the slice are watched, endpoints that disappear are stopped
-// (their logical clusters disengaged, their caches stopped), and a deleted slice stops all. No
-// SetupWithManager is needed: the manager runs the provider.
+// (their logical clusters disengaged first, then their caches stopped), and a deleted slice
+// stops all. No SetupWithManager is needed: the manager runs the provider.
 //
 // # Cluster names
 //
@@ -51,14 +51,17 @@
 //
 // # Failures
 //
-// An endpoint that cannot be watched (unreachable, not serving the watched type, access
-// refused, not synced within Options.CacheSyncTimeout) is retried with backoff and reported: an
-// error log line with the key "endpoint", a Warning Event EndpointUnavailable on the slice, and
-// the metrics mcr_kcp_provider_errors_total and mcr_kcp_provider_broken_endpoints. A logical
-// cluster that cannot be engaged is retried with backoff and logged with the key "cluster"; an
-// object without a valid kcp.io/cluster annotation is logged and ignored. Endpoints and logical
-// clusters are handled on their own, so one broken endpoint or cluster never holds up the
-// others.
+// The provider runs on the provider kit (mcr.dev/core/providers/kit): endpoints and logical
+// clusters are keys of one engine, synced in parallel, retried with backoff between
+// Options.RetryMinDelay and Options.RetryMaxDelay and resynced every Options.ResyncPeriod, so one
+// broken endpoint or cluster never holds up the others. An endpoint that cannot be watched
+// (unreachable, not serving the watched type, access refused, not synced within
+// Options.CacheSyncTimeout) is reported: an error log line with the key "endpoint", a Warning
+// Event EndpointUnavailable on the slice, and the metrics mcr_kcp_provider_errors_total and
+// mcr_kcp_provider_broken_endpoints. A logical cluster that cannot be engaged is logged with the
+// key "cluster" and counted in mcr_kcp_provider_errors_total and
+// mcr_kcp_provider_broken_logical_clusters; an object without a valid kcp.io/cluster annotation
+// is logged and ignored.
 //
-// See README.md for the permissions the provider needs in kcp, the options and a quickstart.
+// docs/providers/kcp.md is the provider's reference: permissions in kcp, options, failures.
 package kcp

@@ -3,14 +3,14 @@ package kcp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,137 +19,125 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
-	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 )
 
 // endpoint is one virtual workspace URL of the slice (one shard): a wildcard cache on
-// <url>/clusters/* shared by every logical cluster served there, and a queue of the logical
-// clusters whose objects changed.
+// <url>/clusters/* shared by every logical cluster served there.
 type endpoint struct {
-	p     *Provider
-	url   string
-	slice *apisv1alpha1.APIExportEndpointSlice // the slice that listed the URL, for Events
-	log   logr.Logger
+	url string
+	log logr.Logger
+	// problem is touched by the endpoint's sync only, and once the engine has stopped.
+	problem kit.Problem
 
-	ctx    context.Context // ends when the endpoint is stopped or the provider stops
-	cancel context.CancelFunc
-	done   chan struct{} // closed when run has returned
-	queue  workqueue.TypedRateLimitingInterface[logicalcluster.Name]
-
-	// Set by run before any sync, once the wildcard informer of the watched type has synced.
-	cache    *wildcardCache
-	informer toolscache.SharedIndexInformer
-
-	mu      sync.Mutex
-	engaged map[multicluster.ClusterName]struct{} // logical clusters this endpoint engaged
-	broken  bool                                  // counted in BrokenEndpoints
-	problem string                                // the last reported problem
+	// mu guards what follows. Logical clusters engage through the endpoint holding it for
+	// reading, so that stopping, which takes it for writing, waits for engagements in flight.
+	mu        sync.RWMutex
+	config    *rest.Config // the provider's config with the endpoint's URL as host
+	cache     *wildcardCache
+	informer  toolscache.SharedIndexInformer // of Options.ObjectToWatch
+	stopCache func()
+	stopping  bool
 }
 
-func newEndpoint(ctx context.Context, p *Provider, url string, slice *apisv1alpha1.APIExportEndpointSlice) *endpoint {
-	ctx, cancel := context.WithCancel(ctx)
-	return &endpoint{
-		p:      p,
-		url:    url,
-		slice:  slice,
-		log:    p.log.WithValues("endpoint", url),
-		ctx:    ctx,
-		cancel: cancel,
-		done:   make(chan struct{}),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[logicalcluster.Name](p.opts.RetryMinDelay, p.opts.RetryMaxDelay),
-			workqueue.TypedRateLimitingQueueConfig[logicalcluster.Name]{Name: "kcp-provider"}),
-		engaged: map[multicluster.ClusterName]struct{}{},
+// running reports whether the endpoint's cache has synced and the endpoint is not stopping.
+func (ep *endpoint) running() bool {
+	ep.mu.RLock()
+	defer ep.mu.RUnlock()
+	return ep.cache != nil && !ep.stopping
+}
+
+// stop stops the endpoint's cache, if it runs, and reports whether it did.
+func (ep *endpoint) stop() bool {
+	ep.mu.Lock()
+	ep.stopping = true
+	stopCache := ep.stopCache
+	ep.stopCache = nil
+	ep.mu.Unlock()
+	if stopCache == nil {
+		return false
 	}
-}
-
-// enqueue asks the endpoint to look at a logical cluster again.
-func (e *endpoint) enqueue(name multicluster.ClusterName) {
-	e.queue.Add(logicalcluster.Name(name))
-}
-
-// stop disengages the endpoint's logical clusters, stops its cache and returns once all of it
-// has stopped.
-func (e *endpoint) stop() {
-	e.cancel()
-	<-e.done
-}
-
-// run watches the endpoint until its context ends: it starts the wildcard cache, retrying with
-// backoff while the endpoint cannot be watched, and then syncs logical clusters as their
-// objects change. On its way out it disengages every logical cluster it engaged and stops the
-// cache.
-func (e *endpoint) run() {
-	defer close(e.done)
-	defer e.queue.ShutDown()
-	defer e.resolved()
-
-	delay := e.p.opts.RetryMinDelay
-	var stopCache func()
-	for {
-		stop, err := e.startCache()
-		if err == nil {
-			stopCache = stop
-			break
-		}
-		if e.ctx.Err() != nil {
-			return
-		}
-		e.failed(err)
-		t := time.NewTimer(delay)
-		select {
-		case <-e.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		delay = min(2*delay, e.p.opts.RetryMaxDelay)
-	}
-	e.ready()
-
-	// The queue hands out each logical cluster to one goroutine at a time; logical clusters run
-	// in parallel, so that one that is slow to engage never holds up the others.
-	var running sync.WaitGroup
-	context.AfterFunc(e.ctx, e.queue.ShutDown)
-	for {
-		name, shutdown := e.queue.Get()
-		if shutdown {
-			break
-		}
-		running.Go(func() {
-			defer e.queue.Done(name)
-			if retry := e.sync(name); retry && e.ctx.Err() == nil {
-				e.queue.AddRateLimited(name)
-				return
-			}
-			e.queue.Forget(name)
-		})
-	}
-	running.Wait()
-	e.disengageAll()
 	stopCache()
-	e.log.Info("Stopped watching endpoint")
+	return true
 }
 
-// startCache starts the endpoint's wildcard cache and waits, at most Options.CacheSyncTimeout,
-// until its informer of the watched type has synced. The returned func stops the cache.
-func (e *endpoint) startCache() (stop func(), err error) {
-	cfg := rest.CopyConfig(e.p.config)
-	cfg.Host = e.url
-	wc, err := newWildcardCache(cfg, e.p.opts.Scheme)
-	if err != nil {
-		return nil, err
+// syncEndpoint starts the endpoint url while the slice lists it, and stops it when the slice no
+// longer does or is gone. An endpoint that cannot be watched is reported and retried.
+func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
+	slice := &apisv1alpha1.APIExportEndpointSlice{}
+	listed := false
+	switch err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: p.sliceName}, slice); {
+	case apierrors.IsNotFound(err):
+		slice = nil
+	case err != nil:
+		p.log.Error(err, "Reading the APIExportEndpointSlice from the host cache", "slice", p.sliceName)
+		return kit.Result{Retry: true}
+	default:
+		listed = slices.Contains(EndpointURLs(slice), url)
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+
+	p.mu.Lock()
+	ep := p.endpoints[url]
+	if ep == nil && listed {
+		ep = &endpoint{url: url, log: p.log.WithValues("endpoint", url)}
+		p.endpoints[url] = ep
+	}
+	p.mu.Unlock()
+	switch {
+	case !listed:
+		if ep != nil {
+			p.stopEndpoint(ctx, ep)
+		}
+		return kit.Result{}
+	case ep.running():
+		return kit.Result{}
+	}
+
+	if err := p.startEndpoint(ctx, ep); err != nil {
+		if ctx.Err() != nil {
+			return kit.Result{}
+		}
+		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, ReasonEndpointUnavailable,
+			fmt.Errorf("endpoint %s: %w", url, err))
+		return kit.Result{Retry: true}
+	}
+	recovered := ep.problem.Broken()
+	p.endpointProblems.Resolve(&ep.problem, ep.log)
+	ep.log.Info("Watching endpoint")
+	if recovered {
+		p.engine.Events().Record(slice, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+url+" is watched again")
+	}
+	// The syncs of logical clusters queued before the endpoint ran did not see it.
+	for _, name := range ep.logicalClusters() {
+		p.engine.Add(key{LogicalCluster: name})
+	}
+	return kit.Result{}
+}
+
+// startEndpoint starts the endpoint's wildcard cache and waits, at most
+// Options.CacheSyncTimeout, until its informer of the watched type has synced; then the
+// endpoint runs.
+func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
+	cfg, err := p.opts.RESTConfig(p.config)
+	if err != nil {
+		return err
+	}
+	cfg.Host = ep.url
+	wc, err := newWildcardCache(cfg, p.opts.Scheme)
+	if err != nil {
+		return err
+	}
+	// The cache lives until the endpoint stops, not as long as this sync.
+	cacheCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := wc.Start(ctx); err != nil && ctx.Err() == nil {
-			e.log.Error(err, "The wildcard cache of the endpoint stopped")
+		if err := wc.Start(cacheCtx); err != nil && cacheCtx.Err() == nil {
+			ep.log.Error(err, "The wildcard cache of the endpoint stopped")
 		}
 	}()
 	var removeHandler func()
-	stop = func() {
+	stop := func() {
 		if removeHandler != nil {
 			removeHandler()
 		}
@@ -158,116 +146,88 @@ func (e *endpoint) startCache() (stop func(), err error) {
 		wc.httpClient.CloseIdleConnections()
 	}
 
-	syncCtx, cancelSync := context.WithTimeout(ctx, e.p.opts.CacheSyncTimeout)
+	syncCtx, cancelSync := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
 	defer cancelSync()
-	kind := fmt.Sprintf("%T", e.p.opts.ObjectToWatch)
-	informer, err := wc.sharedInformer(syncCtx, e.p.opts.ObjectToWatch, cache.BlockUntilSynced(false))
+	kind := fmt.Sprintf("%T", p.opts.ObjectToWatch)
+	informer, err := wc.sharedInformer(syncCtx, p.opts.ObjectToWatch, cache.BlockUntilSynced(false))
 	if err != nil {
 		stop()
-		return nil, fmt.Errorf("watching %s through %s/clusters/*: %w", kind, e.url, err)
+		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
 	}
+	queue := p.queueLogicalCluster(ep)
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    e.enqueueObject,
-		UpdateFunc: func(_, obj any) { e.enqueueObject(obj) },
-		DeleteFunc: e.enqueueObject,
+		AddFunc:    queue,
+		UpdateFunc: func(_, obj any) { queue(obj) },
+		DeleteFunc: queue,
 	})
 	if err != nil {
 		stop()
-		return nil, fmt.Errorf("watching %s through %s/clusters/*: %w", kind, e.url, err)
+		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
 	}
 	removeHandler = func() { _ = informer.RemoveEventHandler(reg) }
-	if !waitFor(syncCtx, reg.HasSynced) {
+	if !kit.WaitFor(syncCtx, reg.HasSynced) {
 		stop()
-		return nil, fmt.Errorf("%s through %s/clusters/* did not sync within %s (is the endpoint reachable, and may the provider list and watch there?)", kind, e.url, e.p.opts.CacheSyncTimeout)
+		return fmt.Errorf("%s through /clusters/* did not sync within %s (is the endpoint reachable, and may the provider list and watch there?)", kind, p.opts.CacheSyncTimeout)
 	}
-	e.cache, e.informer = wc, informer
-	return stop, nil
+	ep.mu.Lock()
+	ep.config, ep.cache, ep.informer, ep.stopCache = cfg, wc, informer, stop
+	ep.mu.Unlock()
+	return nil
 }
 
-// enqueueObject queues the logical cluster of an object of the watched type.
-func (e *endpoint) enqueueObject(obj any) {
-	o, ok := objectOf(obj)
-	if !ok {
+// queueLogicalCluster returns the event handler that queues the logical cluster of an object of
+// the watched type.
+func (p *Provider) queueLogicalCluster(ep *endpoint) func(obj any) {
+	return func(obj any) {
+		o, ok := kit.ObjectOf(obj)
+		if !ok {
+			return
+		}
+		name := logicalcluster.From(o)
+		if !name.IsValid() {
+			Errors.WithLabelValues(reasonInvalidObject).Inc()
+			ep.log.Error(nil, "Ignoring an object without a valid kcp.io/cluster annotation", "object", o.GetName(), "annotation", name.String())
+			return
+		}
+		p.engine.Add(key{LogicalCluster: name})
+	}
+}
+
+// stopEndpoint stops an endpoint the slice no longer lists: no logical cluster engages through
+// it any more, those engaged through it are disengaged (or engaged through another endpoint that
+// serves them), and only then its cache stops, so that no controller reads from a stopped cache.
+func (p *Provider) stopEndpoint(ctx context.Context, ep *endpoint) {
+	ep.mu.Lock()
+	ep.stopping = true
+	ep.mu.Unlock()
+	for _, name := range p.engagedThrough(ep) {
+		p.engine.Add(key{LogicalCluster: name})
+	}
+	// Each of their syncs disengages them. When ctx ends instead, the provider stops: the
+	// engine disengages every logical cluster, then stopAllEndpoints stops the cache.
+	if !kit.WaitFor(ctx, func() bool { return len(p.engagedThrough(ep)) == 0 }) {
 		return
 	}
-	name := logicalcluster.From(o)
-	if !name.IsValid() {
-		Errors.WithLabelValues(reasonInvalidObject).Inc()
-		e.log.Error(nil, "Ignoring an object without a valid kcp.io/cluster annotation", "object", o.GetName(), "annotation", name.String())
-		return
+	p.mu.Lock()
+	if p.endpoints[ep.url] == ep {
+		delete(p.endpoints, ep.url)
 	}
-	e.queue.Add(name)
+	p.mu.Unlock()
+	if ep.stop() {
+		ep.log.Info("Stopped watching endpoint")
+	}
+	p.endpointProblems.Drop(&ep.problem)
 }
 
-// objectOf returns the object of an informer notification, unwrapping deletion tombstones.
-func objectOf(obj any) (client.Object, bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// objects returns the objects of the watched type of a logical cluster on the endpoint.
+func (ep *endpoint) objects(name logicalcluster.Name) ([]client.Object, error) {
+	ep.mu.RLock()
+	informer := ep.informer
+	ep.mu.RUnlock()
+	if informer == nil {
+		return nil, nil
 	}
-	o, ok := obj.(client.Object)
-	return o, ok
-}
-
-// disengageAll disengages every logical cluster the endpoint engaged and waits until each has
-// stopped.
-func (e *endpoint) disengageAll() {
-	e.mu.Lock()
-	names := make([]multicluster.ClusterName, 0, len(e.engaged))
-	for name := range e.engaged {
-		names = append(names, name)
-	}
-	e.mu.Unlock()
-	for _, name := range names {
-		e.disengage(name, "the endpoint is no longer served")
-		e.p.paths.forget(logicalcluster.Name(name))
-	}
-}
-
-// failed reports that the endpoint cannot be watched: it counts the attempt and, when the
-// problem is new, logs it and records a Warning Event on the slice.
-func (e *endpoint) failed(err error) {
-	Errors.WithLabelValues(ReasonEndpointUnavailable).Inc()
-	e.mu.Lock()
-	if !e.broken {
-		e.broken = true
-		BrokenEndpoints.Inc()
-	}
-	repeated := e.problem == err.Error()
-	e.problem = err.Error()
-	e.mu.Unlock()
-	if repeated {
-		e.log.V(1).Info("Endpoint still cannot be watched", "error", err.Error())
-		return
-	}
-	e.log.Error(err, "Endpoint cannot be watched; retrying with backoff")
-	e.p.event(e.slice, corev1.EventTypeWarning, ReasonEndpointUnavailable, "Endpoint "+e.url+": "+err.Error())
-}
-
-// ready reports that the endpoint is watched.
-func (e *endpoint) ready() {
-	hadProblem := e.resolved()
-	e.log.Info("Watching endpoint")
-	if hadProblem {
-		e.p.event(e.slice, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+e.url+" is watched again")
-	}
-}
-
-// resolved clears the endpoint's problem, if any, and reports whether there was one.
-func (e *endpoint) resolved() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.broken {
-		e.broken = false
-		BrokenEndpoints.Dec()
-	}
-	had := e.problem != ""
-	e.problem = ""
-	return had
-}
-
-// clusterObjects returns the objects of the watched type of a logical cluster.
-func (e *endpoint) clusterObjects(name logicalcluster.Name) ([]client.Object, error) {
-	items, err := e.informer.GetIndexer().ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(name))
+	items, err := informer.GetIndexer().ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(name))
 	if err != nil {
 		return nil, err
 	}
@@ -278,4 +238,22 @@ func (e *endpoint) clusterObjects(name logicalcluster.Name) ([]client.Object, er
 		}
 	}
 	return objs, nil
+}
+
+// logicalClusters returns the logical clusters that have objects of the watched type on the
+// endpoint.
+func (ep *endpoint) logicalClusters() []logicalcluster.Name {
+	ep.mu.RLock()
+	informer := ep.informer
+	ep.mu.RUnlock()
+	if informer == nil {
+		return nil
+	}
+	var names []logicalcluster.Name
+	for _, v := range informer.GetIndexer().ListIndexFuncValues(kcpcache.ClusterIndexName) {
+		if name := logicalcluster.Name(v); name.IsValid() {
+			names = append(names, name)
+		}
+	}
+	return names
 }

@@ -1,45 +1,39 @@
 package kcp
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"mcr.dev/core/providers/kit"
 )
 
 // EventSource is the reporting controller of the Events the provider records on the
 // APIExportEndpointSlice.
-const EventSource = "mcr.dev/kcp-provider"
+const EventSource = "mcr.dev/" + providerName
 
 // Reasons of the Events the provider records on the APIExportEndpointSlice, and of its Errors
-// metric.
+// metric. Warnings are recorded when a problem appears or changes, not again while it stays the
+// same; each attempt still counts in the Errors metric. Logical clusters have no object on the
+// provider's side to record Events on: their outcomes are logged, with the same reasons as in
+// every provider.
 const (
 	// ReasonEndpointUnavailable (Warning): an endpoint of the slice cannot be watched (not
 	// reachable, not serving the watched type, access refused, not synced within
-	// Options.CacheSyncTimeout). Retried with backoff; recorded when the problem appears or
-	// changes.
+	// Options.CacheSyncTimeout). Retried with backoff.
 	ReasonEndpointUnavailable = "EndpointUnavailable"
 
 	// ReasonEndpointReady (Normal): an endpoint that could not be watched is watched now.
 	ReasonEndpointReady = "EndpointReady"
 
-	// reasonEngageFailed is the metric reason of a logical cluster that cannot be engaged.
-	reasonEngageFailed = "EngageFailed"
+	// ReasonEngageFailed (metric and log only): the manager refused a logical cluster (an Aware
+	// returned an error). Retried with backoff.
+	ReasonEngageFailed = kit.ReasonEngageFailed
+
+	// ReasonClusterUnreachable (metric and log only): a logical cluster's view did not sync
+	// within Options.CacheSyncTimeout. Retried with backoff.
+	ReasonClusterUnreachable = kit.ReasonClusterUnreachable
+
+	// ReasonClusterSetupFailed (metric and log only): the client of a logical cluster could not
+	// be built. Not retried: the next change of its objects is.
+	ReasonClusterSetupFailed = kit.ReasonClusterSetupFailed
 
 	// reasonInvalidObject is the metric reason of an object without a valid kcp.io/cluster.
 	reasonInvalidObject = "InvalidObject"
 )
-
-// eventAction is the action of every Event the provider records.
-const eventAction = "Watch"
-
-// maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
-const maxNoteBytes = 1024
-
-// event records an Event on the slice.
-func (p *Provider) event(slice client.Object, eventType, reason, note string) {
-	if p.recorder == nil || slice == nil {
-		return
-	}
-	if len(note) > maxNoteBytes {
-		note = note[:maxNoteBytes-3] + "..."
-	}
-	p.recorder.Eventf(slice, nil, eventType, reason, eventAction, "%s", note)
-}

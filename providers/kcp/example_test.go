@@ -55,7 +55,7 @@ func Example() {
 // workspace path.
 func Example_options() {
 	provider, err := kcp.New(mcr.GetConfigOrDie(), "widgets", kcp.Options{
-		IsReady: func(client.Object) bool { return true },
+		IsReady: func(context.Context, client.Object) bool { return true },
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

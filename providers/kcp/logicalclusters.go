@@ -1,9 +1,14 @@
 package kcp
 
 import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 )
 
 // PathAnnotation is the annotation that holds the workspace path of a logical cluster
@@ -11,95 +16,127 @@ import (
 // for GetByPath.
 const PathAnnotation = "kcp.io/path"
 
-// sync brings the engagement of one logical cluster of the endpoint in line with its objects of
-// the watched type: engaged while one of them is ready, disengaged when none is or none is left.
-// It returns true when engaging failed and should be retried with backoff.
-func (e *endpoint) sync(name logicalcluster.Name) (retry bool) {
-	clusterName := multicluster.ClusterName(name.String())
-	log := e.log.WithValues("cluster", clusterName)
+// syncLogicalCluster brings the engagement of one logical cluster in line with its objects of
+// the watched type on the running endpoints: engaged through an endpoint where one of them is
+// ready, disengaged when none is or none is left. A logical cluster lives on one shard; while it
+// shows on two (during a move), the endpoint that engaged it keeps it as long as it is ready
+// there.
+func (p *Provider) syncLogicalCluster(ctx context.Context, k key) kit.Result {
+	name := multicluster.ClusterName(k.LogicalCluster)
+	current := p.engagedView(name)
 
-	objs, err := e.clusterObjects(name)
-	if err != nil {
-		log.Error(err, "Reading the logical cluster's objects from the wildcard cache")
-		return true
-	}
-	ready := false
+	var serving *endpoint
+	var servingObjs []client.Object
+	found := 0
 	var path logicalcluster.Path
-	for _, o := range objs {
-		ready = ready || e.p.opts.IsReady(o)
-		if v := o.GetAnnotations()[PathAnnotation]; v != "" {
-			path = logicalcluster.NewPath(v)
+	for _, ep := range p.runningEndpoints() {
+		objs, err := ep.objects(k.LogicalCluster)
+		if err != nil {
+			p.log.Error(err, "Reading the logical cluster's objects from the wildcard cache", "cluster", name, "endpoint", ep.url)
+			return kit.Result{Retry: true}
+		}
+		found += len(objs)
+		for _, o := range objs {
+			if v := o.GetAnnotations()[PathAnnotation]; v != "" {
+				path = logicalcluster.NewPath(v)
+			}
+		}
+		if p.anyReady(ctx, objs) && (serving == nil || current != nil && current.endpoint == ep) {
+			serving, servingObjs = ep, objs
 		}
 	}
 	switch {
-	case len(objs) == 0:
-		e.p.paths.forget(name)
+	case found == 0:
+		p.paths.forget(k.LogicalCluster)
 	case !path.Empty():
-		e.p.paths.set(name, path)
+		p.paths.set(k.LogicalCluster, path)
 	}
 
-	e.mu.Lock()
-	_, engaged := e.engaged[clusterName]
-	e.mu.Unlock()
+	moved := current != nil && current.endpoint != serving
+	var why string
 	switch {
-	case len(objs) == 0:
-		if engaged {
-			e.disengage(clusterName, "its last object is gone")
-		}
-		return false
-	case !ready:
-		if engaged {
-			e.disengage(clusterName, "none of its objects is ready")
-		} else {
-			log.V(1).Info("Logical cluster not engaged: none of its objects is ready")
-		}
-		return false
-	case engaged:
-		// Changes of an engaged cluster's objects change nothing while one is ready.
-		log.V(1).Info("Logical cluster stays engaged", "objects", len(objs))
-		return false
+	case moved && !current.endpoint.running():
+		why = "its endpoint is no longer served"
+	case found == 0:
+		why = "its last object is gone"
+	case serving == nil:
+		why = "none of its objects is ready"
+	case moved:
+		why = "it is served by another endpoint now"
 	}
+	if why != "" {
+		p.disengage(name, why)
+		current = nil
+	}
+	if serving == nil {
+		return kit.Result{}
+	}
+	return p.engageThrough(ctx, k, serving, current, len(servingObjs))
+}
 
-	if owner, claimed := e.p.claim(clusterName, e); !claimed {
-		log.V(1).Info("Logical cluster is engaged through another endpoint", "owner", owner.url)
-		return false
-	}
-	cl, err := newScopedCluster(e, name)
-	if err != nil {
-		e.p.release(clusterName, e)
-		Errors.WithLabelValues(reasonEngageFailed).Inc()
-		log.Error(err, "Logical cluster cannot be engaged")
-		return false
-	}
-	// The cluster lives as long as the endpoint, never as long as this sync.
-	if err := e.p.Add(e.ctx, clusterName, cl, e.p.aware); err != nil {
-		e.p.release(clusterName, e)
-		if e.ctx.Err() != nil {
-			return false
+// anyReady reports whether one of objs makes its logical cluster ready.
+func (p *Provider) anyReady(ctx context.Context, objs []client.Object) bool {
+	for _, o := range objs {
+		if p.opts.IsReady(ctx, o) {
+			return true
 		}
-		Errors.WithLabelValues(reasonEngageFailed).Inc()
-		log.Error(err, "Logical cluster cannot be engaged; retrying with backoff")
-		return true
 	}
-	e.mu.Lock()
-	e.engaged[clusterName] = struct{}{}
-	e.mu.Unlock()
-	LogicalClusters.Inc()
-	log.Info("Engaged logical cluster")
 	return false
 }
 
-// disengage disengages a logical cluster the endpoint engaged and returns once it has stopped.
-func (e *endpoint) disengage(name multicluster.ClusterName, why string) {
-	e.mu.Lock()
-	_, engaged := e.engaged[name]
-	delete(e.engaged, name)
-	e.mu.Unlock()
-	if !engaged {
-		return
+// engageThrough engages the logical cluster of k through ep: with current, the view engaged
+// through ep already, while it lives; with a new view otherwise.
+func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, current *scopedCluster, objects int) kit.Result {
+	name := multicluster.ClusterName(k.LogicalCluster)
+	// Held for reading until the engagement is done, so that a stopping endpoint waits for it.
+	ep.mu.RLock()
+	defer ep.mu.RUnlock()
+	if ep.stopping {
+		// Its stop queues the logical clusters engaged through it; this one may be served
+		// by another endpoint.
+		return kit.Result{Retry: true}
 	}
-	e.p.Remove(name)
-	e.p.release(name, e)
-	LogicalClusters.Dec()
-	e.log.Info("Disengaged logical cluster: "+why, "cluster", name)
+	cl := current
+	if cl != nil && !cl.stopped() && p.engine.IsEngaged(name) {
+		// Changes of an engaged cluster's objects change nothing while one is ready.
+		p.log.V(1).Info("Logical cluster stays engaged", "cluster", name, "objects", objects)
+	} else {
+		// A view whose engagement failed or ended cannot be engaged again.
+		var err error
+		if cl, err = newScopedCluster(ep, k.LogicalCluster, p.opts.Scheme, p.log); err != nil {
+			return p.engine.Fail(k, kit.Member{Name: name}, kit.Permanent(kit.ReasonClusterSetupFailed, err))
+		}
+		p.mu.Lock()
+		p.engaged[name] = cl
+		p.mu.Unlock()
+	}
+	return p.engine.Engage(ctx, k, kit.Member{Name: name, Cluster: cl, From: "endpoint " + ep.url})
+}
+
+// engagedView returns the view engaged, or being engaged, for the logical cluster name.
+func (p *Provider) engagedView(name multicluster.ClusterName) *scopedCluster {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.engaged[name]
+}
+
+// engagedThrough returns the logical clusters whose engaged view reads from ep's cache.
+func (p *Provider) engagedThrough(ep *endpoint) []logicalcluster.Name {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var names []logicalcluster.Name
+	for name, cl := range p.engaged {
+		if cl.endpoint == ep {
+			names = append(names, logicalcluster.Name(name))
+		}
+	}
+	return names
+}
+
+// disengage disengages the logical cluster name, if it is engaged, and forgets its view.
+func (p *Provider) disengage(name multicluster.ClusterName, why string) {
+	p.engine.Disengage(name, nil, why)
+	p.mu.Lock()
+	delete(p.engaged, name)
+	p.mu.Unlock()
 }

@@ -320,7 +320,7 @@ func startWith(t *testing.T, slice string, opts kcp.Options, rec *providertest.R
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.Logger()
+	opts.Logger = logs.Logger()
 	p, err := kcp.New(providerConfig(), slice, opts)
 	if err != nil {
 		t.Fatalf("kcp.New: %v", err)

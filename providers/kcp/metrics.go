@@ -7,9 +7,9 @@ import (
 
 var (
 	// Errors counts failures by reason: EndpointUnavailable (an endpoint of the slice cannot
-	// be watched; counted each attempt), EngageFailed (a ready logical cluster cannot be
-	// engaged; counted each attempt) and InvalidObject (an object of the watched type without a
-	// valid kcp.io/cluster annotation; counted each time it changes).
+	// be watched), EngageFailed, ClusterUnreachable and ClusterSetupFailed (a ready logical
+	// cluster cannot be engaged), each counted every attempt, and InvalidObject (an object of
+	// the watched type without a valid kcp.io/cluster annotation; counted each time it changes).
 	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcr_kcp_provider_errors_total",
 		Help: "Failures of the kcp provider, by reason.",
@@ -23,6 +23,13 @@ var (
 		Help: "Number of virtual workspace endpoints the kcp provider cannot watch at the moment.",
 	})
 
+	// BrokenLogicalClusters is the number of ready logical clusters that cannot be engaged at
+	// the moment, summed over the kcp providers of the process.
+	BrokenLogicalClusters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_kcp_provider_broken_logical_clusters",
+		Help: "Number of ready logical clusters the kcp provider cannot engage at the moment.",
+	})
+
 	// LogicalClusters is the number of logical clusters engaged, summed over the kcp providers
 	// of the process.
 	LogicalClusters = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -32,5 +39,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, LogicalClusters)
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, BrokenLogicalClusters, LogicalClusters)
 }

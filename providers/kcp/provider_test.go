@@ -24,6 +24,7 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp"
 )
@@ -207,7 +208,7 @@ func TestDisengagesWhenLastBindingGoes(t *testing.T) {
 	if err := first.delete(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	s.waitLog(t, `"cluster"="`+first.cluster.String()+`"`, "Disengaged logical cluster: none of its objects is ready")
+	s.waitLog(t, `"cluster"="`+first.cluster.String()+`"`, "Disengaged cluster: none of its objects is ready")
 	s.waitDisengaged(t, first.cluster, e)
 	if n := kcp.HandlerCount(e.Cluster); n != 0 {
 		t.Errorf("HandlerCount = %d after disengagement, want 0", n)
@@ -232,7 +233,7 @@ func TestDisengagesWhenLastBindingGoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitDisengaged(t, first.cluster, again)
-	s.waitLog(t, `"cluster"="`+first.cluster.String()+`"`, "Disengaged logical cluster: its last object is gone")
+	s.waitLog(t, `"cluster"="`+first.cluster.String()+`"`, "Disengaged cluster: its last object is gone")
 	if n := s.rec.Count(multicluster.ClusterName(first.cluster)); n != 2 {
 		t.Errorf("engaged %d times, want 2", n)
 	}
@@ -301,7 +302,7 @@ func TestBrokenEndpointDoesNotStopOthers(t *testing.T) {
 	s := startWith(t, slice, kcp.Options{}, rec)
 
 	s.waitEngaged(t, good.cluster)
-	s.waitLog(t, `"endpoint"="`+broken+`"`, "Endpoint cannot be watched")
+	s.waitLog(t, `"endpoint"="`+broken+`"`, "Endpoint cannot be engaged")
 	s.waitLog(t, `"cluster"="`+refused.cluster.String()+`"`, "Logical cluster cannot be engaged", "refused by the test")
 	s.waitLog(t, "Ignoring an object without a valid kcp.io/cluster annotation", `"object"="`+invalid.name+`"`)
 	if got := testutil.ToFloat64(kcp.BrokenEndpoints); got < brokenBefore+1 {
@@ -360,9 +361,10 @@ func TestGetByPath(t *testing.T) {
 }
 
 // TestStartFailsWithoutEndpointSliceAPI checks that Start fails with a clear error when the
-// config does not point at a kcp workspace (no apis.kcp.io), and that Start runs only once.
+// config does not point at a kcp workspace (no apis.kcp.io), that Start runs only once, and that
+// New refuses what it cannot use.
 func TestStartFailsWithoutEndpointSliceAPI(t *testing.T) {
-	p, err := kcp.New(fleet.Member("east").Config(), "widgets", kcp.Options{CacheSyncTimeout: 10 * time.Second})
+	p, err := kcp.New(fleet.Member("east").Config(), "widgets", kcp.Options{Options: kit.Options{CacheSyncTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,5 +380,9 @@ func TestStartFailsWithoutEndpointSliceAPI(t *testing.T) {
 	}
 	if _, err := kcp.New(providerConfig(), "", kcp.Options{}); err == nil {
 		t.Error("New without a slice name succeeded")
+	}
+	withClusterOptions := kcp.Options{Options: kit.Options{ClusterOptions: []cluster.Option{func(*cluster.Options) {}}}}
+	if _, err := kcp.New(providerConfig(), "widgets", withClusterOptions); err == nil || !strings.Contains(err.Error(), "ClusterOptions") {
+		t.Errorf("New with ClusterOptions: %v, want an error naming them", err)
 	}
 }

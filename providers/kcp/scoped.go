@@ -23,6 +23,8 @@ import (
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+
+	"mcr.dev/core/providers/kit"
 )
 
 var _ cache.Cache = &scopedCache{}
@@ -46,11 +48,11 @@ type scopedCache struct {
 	handlers map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer
 }
 
-func newScopedCache(e *endpoint, cluster logicalcluster.Name) *scopedCache {
+func newScopedCache(wc *wildcardCache, watched toolscache.SharedIndexInformer, cluster logicalcluster.Name) *scopedCache {
 	return &scopedCache{
-		wc:       e.cache,
+		wc:       wc,
 		cluster:  cluster,
-		watched:  e.informer,
+		watched:  watched,
 		handlers: map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer{},
 	}
 }
@@ -68,6 +70,13 @@ func (c *scopedCache) stop() {
 	for reg, informer := range handlers {
 		_ = informer.RemoveEventHandler(reg)
 	}
+}
+
+// isStopped reports whether stop was called.
+func (c *scopedCache) isStopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
 }
 
 // handlerCount returns how many event handlers are registered through the cache.
@@ -246,7 +255,7 @@ func (c *scopedCache) Start(context.Context) error {
 // for their informer), so that one type the endpoint cannot serve does not hold up every
 // logical cluster.
 func (c *scopedCache) WaitForCacheSync(ctx context.Context) bool {
-	return waitFor(ctx, c.watched.HasSynced)
+	return kit.WaitFor(ctx, c.watched.HasSynced)
 }
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.
@@ -274,7 +283,7 @@ func (i *scopedInformer) AddEventHandlerWithResyncPeriod(handler toolscache.Reso
 func (i *scopedInformer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHandler, options toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
 	cluster := i.cache.cluster
 	mine := func(obj any) bool {
-		o, ok := objectOf(obj)
+		o, ok := kit.ObjectOf(obj)
 		return ok && logicalcluster.From(o) == cluster
 	}
 	filtered := toolscache.ResourceEventHandlerDetailedFuncs{

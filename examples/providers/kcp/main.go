@@ -32,6 +32,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kcp"
@@ -69,13 +70,13 @@ func run(ctx context.Context, args []string) error {
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), apisv1alpha1.AddToScheme(scheme), corev1alpha1.AddToScheme(scheme)); err != nil {
 		return fmt.Errorf("building the scheme: %w", err)
 	}
-	opts := kcp.Options{Scheme: scheme, CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry}
+	opts := kcp.Options{Scheme: scheme, Options: kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry}}
 	switch *watch {
 	case "apibindings":
 		// The default: ObjectToWatch APIBinding, ready when its Ready condition is True.
 	case "logicalclusters":
 		opts.ObjectToWatch = &corev1alpha1.LogicalCluster{}
-		opts.IsReady = func(obj client.Object) bool {
+		opts.IsReady = func(_ context.Context, obj client.Object) bool {
 			lc, ok := obj.(*corev1alpha1.LogicalCluster)
 			return ok && lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady
 		}
