@@ -105,6 +105,7 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 		RunHost:  ownHost,
 		Subject:  "Kubeconfig Secret",
 		Errors:   secretErrors,
+		Broken:   brokenClusters,
 	})
 	if err != nil {
 		return nil, err
