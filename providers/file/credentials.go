@@ -1,8 +1,6 @@
 package file
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,12 +15,11 @@ import (
 	"mcr.dev/core/multicluster"
 )
 
-// TrustedPolicy is the policy used when Options.Policy is nil: everything a kubeconfig can do is
-// allowed, as kubectl allows it. Kubeconfig files on the controller's own file system are written
-// by its operator (or mounted by them from a Secret they control), who could run any program in
-// the controller anyway; refusing exec plugins or certificate files there would only break the
-// kubeconfigs that cloud CLIs generate. Use a stricter kubeconfig.Policy when the files are
-// written by someone less trusted than the controller.
+// TrustedPolicy allows everything a kubeconfig can do, as kubectl allows it: exec and
+// auth-provider plugins, references to local files, insecure-skip-tls-verify. Set it as
+// Options.Policy for kubeconfig files only the operator writes (or mounts from a Secret they
+// control), who could run any program in the controller anyway: the kubeconfigs that cloud CLIs
+// generate need it. The default, the zero kubeconfig.Policy, accepts inline credentials only.
 func TrustedPolicy() kubeconfig.Policy {
 	return kubeconfig.Policy{AllowExec: true, AllowAuthProvider: true, AllowLocalFiles: true, AllowInsecure: true}
 }
@@ -36,10 +33,9 @@ type clusterSpec struct {
 	name    multicluster.ClusterName
 	file    string
 	context string
-	config  *rest.Config
-	// referenced is a hash of the content of the files the config points to (certificate
-	// authority, client certificate and key), which is part of the credentials too.
-	referenced string
+	// config holds the content of the certificate files the context references, not their
+	// paths, so that comparing configs compares credentials.
+	config *rest.Config
 	// refDirs are the directories of those files, to be watched.
 	refDirs []string
 }
@@ -50,7 +46,7 @@ func sameCredentials(a, b *clusterSpec) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.referenced == b.referenced && clusters.EqualConfigs(a.config, b.config)
+	return clusters.EqualConfigs(a.config, b.config)
 }
 
 // fileResult is the outcome of reading one kubeconfig file.
@@ -65,10 +61,9 @@ type fileResult struct {
 
 // loader turns kubeconfig files into cluster specs.
 type loader struct {
-	base        string
-	separator   string
-	policy      kubeconfig.Policy
-	restOptions []func(*rest.Config) error
+	base      string
+	separator string
+	policy    kubeconfig.Policy
 }
 
 // load reads the kubeconfig at path and resolves each of its contexts.
@@ -98,10 +93,7 @@ func (l loader) load(path string) fileResult {
 		}
 		spec.config, err = kubeconfig.RESTConfig(cfg, context, l.policy)
 		if err == nil {
-			err = l.applyRESTOptions(spec.config)
-		}
-		if err == nil {
-			spec.referenced, spec.refDirs, err = hashReferencedFiles(spec.config)
+			spec.refDirs, err = inlineReferencedFiles(spec.config)
 		}
 		if err != nil {
 			res.contextErrs[context] = err
@@ -112,43 +104,38 @@ func (l loader) load(path string) fileResult {
 	return res
 }
 
-func (l loader) applyRESTOptions(cfg *rest.Config) error {
-	for _, opt := range l.restOptions {
-		if err := opt(cfg); err != nil {
-			return fmt.Errorf("applying RESTOptions: %w", err)
-		}
+// inlineReferencedFiles replaces the certificate files cfg points to by their content, so that a
+// certificate renewed in place is a change of credentials like any other, and returns their
+// directories. The bearer token file stays a reference on purpose: client-go re-reads it by
+// itself, so a new token needs no new cluster.
+func inlineReferencedFiles(cfg *rest.Config) ([]string, error) {
+	tls := &cfg.TLSClientConfig
+	refs := []struct {
+		field string
+		path  *string
+		data  *[]byte
+	}{
+		{"certificate-authority", &tls.CAFile, &tls.CAData},
+		{"client-certificate", &tls.CertFile, &tls.CertData},
+		{"client-key", &tls.KeyFile, &tls.KeyData},
 	}
-	return nil
-}
-
-// hashReferencedFiles hashes the certificate files cfg points to. The bearer token file is left
-// out on purpose: client-go re-reads it by itself, so a new token needs no new cluster.
-func hashReferencedFiles(cfg *rest.Config) (string, []string, error) {
-	refs := []struct{ field, path string }{
-		{"certificate-authority", cfg.CAFile},
-		{"client-certificate", cfg.CertFile},
-		{"client-key", cfg.KeyFile},
-	}
-	h := sha256.New()
 	var dirs []string
-	found := false
 	for _, ref := range refs {
-		if ref.path == "" {
+		if *ref.path == "" {
 			continue
 		}
-		data, err := os.ReadFile(ref.path)
-		if err != nil {
-			return "", nil, fmt.Errorf("reading %s: %w", ref.field, err)
+		// Inline data takes precedence over the file, in client-go as here.
+		if len(*ref.data) == 0 {
+			data, err := os.ReadFile(*ref.path)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", ref.field, err)
+			}
+			*ref.data = data
+			dirs = append(dirs, filepath.Dir(*ref.path))
 		}
-		found = true
-		sum := sha256.Sum256(data)
-		fmt.Fprintf(h, "%s=%x\n", ref.field, sum)
-		dirs = append(dirs, filepath.Dir(ref.path))
+		*ref.path = ""
 	}
-	if !found {
-		return "", nil, nil
-	}
-	return hex.EncodeToString(h.Sum(nil)), dirs, nil
+	return dirs, nil
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }

@@ -42,11 +42,12 @@
 // # Changes
 //
 // On every change the files are read again and each context's effective credentials (the
-// resolved rest.Config compared with clusters.EqualConfigs, plus the content of the certificate
-// files it references) are compared with the engaged ones. Only clusters whose credentials or
-// endpoint changed are re-engaged: a new cluster is engaged first and the old one disengaged after
-// (no gap for Get). Unchanged contexts are left alone, without creating a cluster.Cluster for
-// them. Contexts that vanish, and all clusters of a deleted file, are disengaged.
+// resolved rest.Config, with the content of the certificate files it references in place of
+// their paths, compared with clusters.EqualConfigs) are compared with the last ones. Only
+// clusters whose credentials or endpoint changed are engaged again: a new cluster is engaged
+// first and the old one disengaged after (no gap for Get). Unchanged contexts are left alone,
+// without creating a cluster.Cluster for them. Contexts that vanish, and all clusters of a
+// deleted file, are disengaged.
 //
 // # Broken files
 //
@@ -55,17 +56,19 @@
 // counted in mcr_file_provider_load_errors_total{file,reason} and in the gauge
 // mcr_file_provider_broken_files, and otherwise ignored: every other file keeps working, and the
 // clusters the broken file had before stay engaged as they were until it is fixed (then it is
-// read as usual) or deleted (then they are disengaged). A cluster that fails to engage (cache
-// sync timeout, an Aware that refused it) is retried with exponential backoff from one second
-// up to Options.ResyncPeriod, and at once when a file changes.
+// read as usual) or deleted (then they are disengaged).
 //
-// # Readiness and credentials
+// # Engaging, credentials and the provider kit
 //
-// A cluster is engaged once its cache has synced (bounded by Options.CacheSyncTimeout); an
-// unreachable member delays nobody else. Exec plugins, auth-provider plugins, file references
-// and insecure-skip-tls-verify are allowed by default (TrustedPolicy), because these files are
-// the operator's own; Options.Policy applies the hardened policy of mcr.dev/core/kubeconfig
-// instead. Credentials are never logged.
+// The provider runs on the provider kit (mcr.dev/core/providers/kit), like every provider: a
+// cluster is engaged once it answers an access check with its credentials and its cache has
+// synced, both bounded by Options.CacheSyncTimeout. A cluster that does not answer or refuses
+// the credentials is not engaged; it is logged once and retried with backoff
+// (Options.RetryMinDelay to Options.RetryMaxDelay) and whenever its credentials change, and it
+// delays nobody else. Options.Policy defaults to the hardened policy of mcr.dev/core/kubeconfig
+// (inline credentials only); TrustedPolicy allows exec plugins, auth-provider plugins, file
+// references and insecure-skip-tls-verify for files only the operator writes. Credentials are
+// never logged. docs/providers/file.md lists what changed with the kit.
 //
 // The provider needs no RBAC on any host cluster: it reads only local files. See README.md for
 // options, file permissions and a quickstart.

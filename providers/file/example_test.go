@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	mcr "mcr.dev/core"
-	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/file"
 )
 
@@ -83,12 +83,13 @@ func ExampleParsePaths() {
 	// globs: [/etc/fleets/*/kubeconfig]
 }
 
-// Files written by someone less trusted than the controller: only inline credentials, no exec
-// plugins, no file references, no insecure-skip-tls-verify.
-func ExampleOptions_hardened() {
+// Kubeconfig files only the operator writes, such as those cloud CLIs generate with exec plugins
+// and certificate files: accept everything kubectl accepts. The default, the zero Policy,
+// accepts inline credentials only, for files others may write.
+func ExampleOptions_trusted() {
 	_, err := file.New(file.Options{
-		Dirs:   []string{"/var/run/tenant-kubeconfigs"},
-		Policy: &kubeconfig.Policy{},
+		Files:   []string{"/home/operator/.kube/config"},
+		Options: kit.Options{Policy: file.TrustedPolicy()},
 	})
 	fmt.Println(err)
 	// Output: <nil>

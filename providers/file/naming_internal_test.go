@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 )
 
@@ -76,7 +77,7 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("Files from $KUBECONFIG = %q, want %q", o.Files, want)
 	}
 	if o.Separator != DefaultSeparator || o.Debounce != DefaultDebounce || o.ResyncPeriod != DefaultResyncPeriod ||
-		!slices.Equal(o.DirPatterns, DefaultDirPatterns) || o.Policy == nil || *o.Policy != TrustedPolicy() {
+		!slices.Equal(o.DirPatterns, DefaultDirPatterns) || o.Policy != (kubeconfig.Policy{}) {
 		t.Errorf("defaults not applied: %+v", o)
 	}
 

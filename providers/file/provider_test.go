@@ -20,6 +20,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/file"
 )
 
@@ -109,7 +110,7 @@ func TestFileLifecycle(t *testing.T) {
 	writeAtomic(t, fleetFile, merged(t, east, west))
 
 	logs := &logBuffer{}
-	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.Logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: logs.Logger()}})
 	const (
 		eastName  = multicluster.ClusterName("fleet.kubeconfig+east")
 		westName  = multicluster.ClusterName("fleet.kubeconfig+west")
@@ -241,7 +242,7 @@ func TestBrokenFileAtStartup(t *testing.T) {
 	writeAtomic(t, bad, []byte("{{{"))
 
 	logs := &logBuffer{}
-	s := start(t, file.Options{Dirs: []string{dir}, Log: logs.Logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: logs.Logger()}})
 	s.waitEngaged(t, "good.kubeconfig+east")
 	eventually(t, "error logged with the file", func() error {
 		_, err := logs.Find("Cannot use kubeconfig file", bad)
@@ -370,32 +371,38 @@ func TestStableNamesAcrossRestart(t *testing.T) {
 	second.requireReaches(t, "prod/east.kubeconfig+a+b", "east")
 }
 
-// A context whose server does not answer is engaged like any other (readiness is a started
-// cluster whose cache synced, and a new cluster has nothing to sync yet): its controllers report
-// the errors. It never holds up the other clusters.
+// A context whose server does not answer is not engaged (the access check refuses it, as in every
+// provider on the kit): it is reported unreachable once and retried with backoff, and it never
+// holds up the other clusters.
 func TestUnreachableClusterDoesNotBlockOthers(t *testing.T) {
 	dir := t.TempDir()
 	dead := memberConfig(t, "east", "dead")
 	dead.Clusters["dead"].Server = "https://127.0.0.1:1"
 	writeAtomic(t, filepath.Join(dir, "fleet.kubeconfig"), merged(t, dead, memberConfig(t, "east", "east"), memberConfig(t, "west", "west")))
 
-	s := start(t, file.Options{Dirs: []string{dir}, CacheSyncTimeout: 2 * time.Second})
-	s.waitEngaged(t, "fleet.kubeconfig+dead", "fleet.kubeconfig+east", "fleet.kubeconfig+west")
+	logs := &logBuffer{}
+	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{
+		CacheSyncTimeout: 2 * time.Second, RetryMinDelay: 100 * time.Millisecond, Logger: logs.Logger(),
+	}})
+	s.waitEngaged(t, "fleet.kubeconfig+east", "fleet.kubeconfig+west")
 	s.requireReaches(t, "fleet.kubeconfig+east", "east")
 	s.requireReaches(t, "fleet.kubeconfig+west", "west")
-	cl, err := s.provider.Get(context.Background(), "fleet.kubeconfig+dead")
-	if err != nil {
-		t.Fatal(err)
+	eventually(t, "the unreachable cluster retried", func() error {
+		_, err := logs.Find("still cannot be engaged", `"cluster"="fleet.kubeconfig+dead"`, kit.ReasonClusterUnreachable)
+		return err
+	})
+	if n := len(logs.All("Cluster cannot be engaged", `"cluster"="fleet.kubeconfig+dead"`)); n != 1 {
+		t.Errorf("the unreachable cluster's problem was logged %d times, want once", n)
 	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(context.Background(), &cms); err == nil {
-		t.Error("listing on the unreachable cluster succeeded")
+	if _, err := s.provider.Get(context.Background(), "fleet.kubeconfig+dead"); !errors.Is(err, multicluster.ErrClusterNotFound) {
+		t.Errorf("Get(dead) = %v, want ErrClusterNotFound: an unreachable cluster is not engaged", err)
 	}
+	s.waitEngaged(t, "fleet.kubeconfig+east", "fleet.kubeconfig+west")
 }
 
-// By default the files are trusted: exec plugins and file references work, relative paths are
-// relative to the kubeconfig, and a new certificate in a referenced file re-engages the cluster.
-func TestTrustedByDefault(t *testing.T) {
+// With TrustedPolicy, exec plugins and file references work, relative paths are relative to the
+// kubeconfig, and a new certificate in a referenced file re-engages the cluster.
+func TestTrustedPolicy(t *testing.T) {
 	dir := t.TempDir()
 	east := memberConfig(t, "east", "east")
 	cl, user := east.Clusters["east"], east.AuthInfos["east"]
@@ -419,7 +426,7 @@ func TestTrustedByDefault(t *testing.T) {
 	}}
 	writeAtomic(t, filepath.Join(dir, "fleet.kubeconfig"), merged(t, east, west))
 
-	s := start(t, file.Options{Dirs: []string{dir}})
+	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{Policy: file.TrustedPolicy()}})
 	s.waitEngaged(t, "fleet.kubeconfig+east", "fleet.kubeconfig+west")
 	s.requireReaches(t, "fleet.kubeconfig+east", "east")
 	s.requireReaches(t, "fleet.kubeconfig+west", "west")
@@ -438,9 +445,9 @@ func TestTrustedByDefault(t *testing.T) {
 	s.requireUntouched(t, map[multicluster.ClusterName]*engagement{"fleet.kubeconfig+west": before["fleet.kubeconfig+west"]})
 }
 
-// With the hardened policy, contexts using exec plugins or file references are refused with a
-// clear error, and the others are engaged.
-func TestHardenedPolicy(t *testing.T) {
+// By default (the hardened zero Policy), contexts using exec plugins or file references are
+// refused with a clear error, and the others are engaged.
+func TestHardenedByDefault(t *testing.T) {
 	dir := t.TempDir()
 	withExec := memberConfig(t, "west", "plugin")
 	withExec.AuthInfos["plugin"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
@@ -452,7 +459,7 @@ func TestHardenedPolicy(t *testing.T) {
 
 	logs := &logBuffer{}
 	before := testutil.ToFloat64(file.LoadErrors.WithLabelValues(path, kubeconfig.ReasonExecPlugin))
-	s := start(t, file.Options{Dirs: []string{dir}, Policy: &kubeconfig.Policy{}, Log: logs.Logger()})
+	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: logs.Logger()}})
 	s.waitEngaged(t, "fleet.kubeconfig+east")
 	var line string
 	eventually(t, "refusal logged", func() error {

@@ -21,17 +21,19 @@
 // # Changes
 //
 // A cluster that appears in the list is engaged once it is ready (below). A cluster that
-// disappears from the list is disengaged. Because kind generates a new CA and new credentials for every cluster it creates,
-// the provider compares a hash of each kubeconfig's content with the engaged one at every poll:
-// a cluster deleted and created again under the same name, even between two polls, is
-// re-engaged (the new cluster is engaged first, then the old one disengaged), while a cluster
-// whose kubeconfig is unchanged is left alone without creating anything.
+// disappears from the list is disengaged. Because kind generates a new CA and new credentials
+// for every cluster it creates, the provider compares each cluster's credentials with the
+// engaged ones at every poll: a cluster deleted and created again under the same name, even
+// between two polls, is re-engaged (the new cluster is engaged first, then the old one
+// disengaged), while a cluster whose kubeconfig is unchanged is left alone without creating
+// anything.
 //
 // # Readiness
 //
-// A kind cluster is ready when its kubeconfig can be read and its API server answers an
-// authenticated request (GET /api) with that kubeconfig's credentials; it is then engaged once
-// its cache has synced. Both waits are bounded by Options.CacheSyncTimeout. This keeps out
+// A kind cluster is ready when its kubeconfig can be read and its API server answers the
+// provider kit's access check (mcr.dev/core/providers/kit: an authenticated SelfSubjectReview)
+// with that kubeconfig's credentials; it is then engaged once its cache has synced. Both waits
+// are bounded by Options.CacheSyncTimeout. This keeps out
 // clusters that `kind create cluster` has not finished yet, whose containers and admin.conf
 // exist before the API server serves. Readiness is checked before engaging only: an engaged
 // cluster that stops answering stays engaged until it is deleted.
@@ -41,8 +43,8 @@
 // Every wait is bounded: the kind library runs the container engine without deadlines, so each
 // call into it is waited for at most Options.CommandTimeout (30s). One broken cluster (its
 // kubeconfig cannot be read, its node container is stopped or wedged, its API server does not
-// answer) is logged with its name under the key "cluster" and tried again at the next poll; the
-// other clusters are not delayed. A cluster that is engaged stays engaged while its kubeconfig
+// answer) is not engaged, is logged with its name under the key "cluster" and is tried again at
+// the next poll (an unreachable one also with backoff); the other clusters are not delayed. A cluster that is engaged stays engaged while its kubeconfig
 // cannot be read (for example while its container is stopped), until it is gone from the list or
 // its kubeconfig changes. A failed list (the engine is not running) changes nothing and is
 // retried; Start never fails because of the engine.
@@ -54,5 +56,6 @@
 // everything kind generates and refuses exec plugins, auth-provider plugins, local file
 // references and insecure-skip-tls-verify. Credentials are never logged.
 //
-// See README.md for options and a quickstart.
+// See README.md for options and a quickstart, and docs/providers/kind.md for what changed with
+// the provider kit.
 package kind

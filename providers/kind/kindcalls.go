@@ -15,6 +15,10 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 )
 
+// concurrentReads bounds the kubeconfig reads that run at once: syncs run in parallel without a
+// bound, and each read runs about eight container engine commands.
+const concurrentReads = 4
+
 // kindCalls makes the calls into the kind library, each bounded in time.
 //
 // The kind library runs the container engine's command line without a deadline and offers no

@@ -14,6 +14,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kind"
 	"mcr.dev/providers/kind/internal/kindtest"
 	"mcr.dev/providers/kind/internal/standin"
@@ -48,7 +49,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.Logger()})
+	s := start(t, kind.Options{Options: kit.Options{Logger: logs.Logger()}})
 	s.waitEngaged(t, "fleet-a")
 	first := s.current(t, "fleet-a")
 
@@ -96,7 +97,7 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 	create(t, kc, "fleet-a", "east")
 	create(t, kc, "fleet-b", "west")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.Logger()})
+	s := start(t, kind.Options{Options: kit.Options{Logger: logs.Logger()}})
 	s.waitEngaged(t, "fleet-a", "fleet-b")
 	a, b := s.current(t, "fleet-a"), s.current(t, "fleet-b")
 
@@ -174,7 +175,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	})
 
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.Logger(), CommandTimeout: 2 * time.Second, CacheSyncTimeout: 3 * time.Second})
+	s := start(t, kind.Options{CommandTimeout: 2 * time.Second, Options: kit.Options{Logger: logs.Logger(), CacheSyncTimeout: 3 * time.Second}})
 	t.Cleanup(func() { _ = os.Remove(release) }) // runs before the provider stops: no process left behind
 	s.waitEngaged(t, "good")
 	s.requireReaches(t, "good", "east")
@@ -183,17 +184,17 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	for _, c := range []struct{ cluster, message string }{
 		{"stopped", "failed to get cluster internal kubeconfig"},
 		{"wedged", "no answer from the container engine within 2s"},
-		{"unreachable", "is not ready: API server does not answer"},
+		{"unreachable", "the member did not answer"},
 		{"refused", "set Policy.AllowLocalFiles to allow it"},
 	} {
 		eventually(t, "error logged for "+c.cluster, func() error {
-			_, err := logs.Find("Cannot engage kind cluster", `"cluster"="`+c.cluster+`"`, c.message)
+			_, err := logs.Find("Kind cluster cannot be engaged", `"cluster"="`+c.cluster+`"`, c.message)
 			return err
 		})
 	}
 	// The wedged read is joined by later polls, not repeated: one stuck process, not one per poll.
 	eventually(t, "a second failed attempt on the wedged cluster", func() error {
-		_, err := logs.Find("Kind cluster problem persists", `"cluster"="wedged"`)
+		_, err := logs.Find("Kind cluster still cannot be engaged", `"cluster"="wedged"`)
 		return err
 	})
 	if n := calls(t, kc, kubeconfigRead("wedged")...); n != 1 {
@@ -201,7 +202,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	}
 	// Logged once, although every poll fails again.
 	waitCalls(t, kc, 3, kubeconfigRead("stopped")...)
-	if n := len(logs.All("Cannot engage kind cluster", `"cluster"="stopped"`)); n != 1 {
+	if n := len(logs.All("Kind cluster cannot be engaged", `"cluster"="stopped"`)); n != 1 {
 		t.Errorf("the stopped cluster's problem was logged %d times, want once", n)
 	}
 	// Never a credential or a value from a kubeconfig in the log (LS0t is base64 of "---").
@@ -256,7 +257,7 @@ func TestListFailureChangesNothing(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.Logger()})
+	s := start(t, kind.Options{Options: kit.Options{Logger: logs.Logger()}})
 	s.waitEngaged(t, "fleet-a")
 	a := s.current(t, "fleet-a")
 
@@ -292,7 +293,7 @@ func TestMissingContainerEngine(t *testing.T) {
 	kc := useStandIn(t)
 	create(t, kc, "fleet-a", "east")
 	logs := &logBuffer{}
-	s := start(t, kind.Options{Log: logs.Logger()})
+	s := start(t, kind.Options{Options: kit.Options{Logger: logs.Logger()}})
 	eventually(t, "list error logged", func() error {
 		_, err := logs.Find("Cannot list kind clusters", "podman")
 		return err

@@ -8,7 +8,7 @@
 // ConfigMap labeled mcr.dev/example=true, in every cluster, with the cluster's name.
 //
 //	go run ./providers/file -fleet /etc/mcr/fleet/ -kubeconfig ~/.kube/config
-//	go run ./providers/file -fleet "$HOME/.kube/config" -hardened -metrics-bind-address 0
+//	go run ./providers/file -fleet "$HOME/.kube/config" -trusted -metrics-bind-address 0
 //
 // See README.md for how to try it with kind clusters.
 package main
@@ -22,7 +22,7 @@ import (
 	"time"
 
 	mcr "mcr.dev/core"
-	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/file"
@@ -40,8 +40,8 @@ func run(ctx context.Context, args []string) error {
 	common := managerflags.Bind(fs, "file-provider")
 	fleet := fs.String("fleet", "", "kubeconfig files, directories (a trailing / marks one that does not exist yet) and globs, separated by '"+
 		string(os.PathListSeparator)+"'; every context is a cluster (default: $KUBECONFIG, else ~/.kube/config)")
-	hardened := fs.Bool("hardened", false, "refuse exec and auth-provider plugins, references to local files and insecure-skip-tls-verify "+
-		"in the kubeconfigs (use when others write the files)")
+	trusted := fs.Bool("trusted", false, "accept exec and auth-provider plugins, references to local files and insecure-skip-tls-verify "+
+		"in the kubeconfigs, as kubectl does (only for files no one but the operator writes)")
 	resync := fs.Duration("resync-period", time.Minute, "how often every file is read again without a file system event")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,12 +53,12 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	// snippet:begin file-provider
-	opts := file.Options{ResyncPeriod: *resync}
+	opts := file.Options{Options: kit.Options{ResyncPeriod: *resync}}
 	if *fleet != "" {
 		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(*fleet)
 	}
-	if *hardened {
-		opts.Policy = &kubeconfig.Policy{} // the zero Policy refuses everything but inline credentials
+	if *trusted {
+		opts.Policy = file.TrustedPolicy() // the default, the zero Policy, accepts inline credentials only
 	}
 	provider, err := file.New(opts)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kind"
@@ -47,7 +48,7 @@ func run(ctx context.Context, args []string) error {
 	poll := fs.Duration("poll-interval", kind.DefaultPollInterval, "how often the kind clusters are listed")
 	engine := fs.String("engine", "", "container engine: docker, podman or nerdctl (default: $KIND_EXPERIMENTAL_PROVIDER, else detected)")
 	internal := fs.Bool("internal", false, "use the kubeconfigs for inside the kind network, for a controller that runs in a kind cluster")
-	syncTimeout := fs.Duration("cache-sync-timeout", clusters.DefaultCacheSyncTimeout, "how long a new cluster may take to answer and sync before it is retried at the next poll")
+	syncTimeout := fs.Duration("cache-sync-timeout", clusters.DefaultCacheSyncTimeout, "how long a new cluster may take to answer and sync before it is retried with backoff")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,10 +60,10 @@ func run(ctx context.Context, args []string) error {
 
 	// snippet:begin kind-provider
 	opts := kind.Options{
-		Prefix:           *prefix,
-		PollInterval:     *poll,
-		Internal:         *internal,
-		CacheSyncTimeout: *syncTimeout,
+		Prefix:       *prefix,
+		PollInterval: *poll,
+		Internal:     *internal,
+		Options:      kit.Options{CacheSyncTimeout: *syncTimeout},
 	}
 	switch *engine {
 	case "":

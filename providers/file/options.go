@@ -1,0 +1,141 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"mcr.dev/core/providers/kit"
+)
+
+// providerName names the provider's logger and queue.
+const providerName = "file-provider"
+
+// Defaults of Options.
+const (
+	DefaultDebounce = 200 * time.Millisecond
+
+	// DefaultResyncPeriod is the file provider's own default of Options.ResyncPeriod: files
+	// cost little to read, and network file systems announce no changes.
+	DefaultResyncPeriod = time.Minute
+)
+
+// Options configures a Provider. The zero value of every field selects its default; defaults are
+// applied in one place, Options.withDefaults.
+type Options struct {
+	// Files are kubeconfig files. A file that does not exist yet is read as soon as it is
+	// created; the clusters of a deleted file are disengaged.
+	//
+	// When Files, Dirs and Globs are all empty, Files defaults to the entries of $KUBECONFIG
+	// (separated by os.PathListSeparator, ":" on Unix, as for kubectl), or, when $KUBECONFIG is
+	// unset or empty, to $HOME/.kube/config.
+	Files []string
+
+	// Dirs are directories of kubeconfig files: every entry whose name matches one of
+	// DirPatterns is read. Subdirectories and hidden entries (names starting with ".", such as
+	// the ..data link of a ConfigMap or Secret volume) are skipped. A directory that does not
+	// exist yet is read as soon as it is created.
+	//
+	// Defaults to none (see Files).
+	Dirs []string
+
+	// Globs are patterns of kubeconfig files, with the syntax of filepath.Match in each path
+	// element, for example /etc/fleets/*/kubeconfig. Directories that start to match later are
+	// noticed. A wildcard matches hidden names only when its pattern element starts with ".".
+	//
+	// Defaults to none (see Files).
+	Globs []string
+
+	// DirPatterns select the files of Dirs by name, with the syntax of filepath.Match.
+	//
+	// Defaults to DefaultDirPatterns: kubeconfig, kubeconfig.yaml, kubeconfig.yml, *.kubeconfig,
+	// *.kubeconfig.yaml and *.kubeconfig.yml.
+	DirPatterns []string
+
+	// NameBase is the directory that cluster names are relative to (see the package
+	// documentation for the naming scheme). Set it to keep names unchanged when adding or
+	// removing configured paths.
+	//
+	// Defaults to the deepest directory that contains the directory of every entry of Files,
+	// every entry of Dirs, and the part before the first wildcard of every entry of Globs. For a
+	// single directory that is the directory itself, so its files are named by their base names.
+	NameBase string
+
+	// Separator separates the file part of a cluster name from the context. It must be one
+	// character other than "%" and "/". Occurrences in the file part are percent-encoded.
+	//
+	// Defaults to DefaultSeparator, "+".
+	Separator string
+
+	// Debounce is how long the file system must be quiet after a change before the files are
+	// read again, so that an editor's or kubelet's burst of events causes one reload. A steady
+	// stream of events still causes a reload every 10 × Debounce.
+	//
+	// Defaults to DefaultDebounce (200ms).
+	Debounce time.Duration
+
+	// Options are the fields every provider shares (Policy, RESTOptions, ClusterOptions,
+	// CacheSyncTimeout, SkipAccessCheck, retry delays, ResyncPeriod, EventRecorder, Logger),
+	// with the defaults documented there, except:
+	//
+	//   - ResyncPeriod, which is also how often every file is read again without any file
+	//     system event (a safety net for network file systems and lost events), defaults to
+	//     DefaultResyncPeriod (one minute);
+	//   - Policy: its default, the zero kubeconfig.Policy, accepts inline credentials only, as
+	//     in every provider. Kubeconfigs that cloud CLIs write use exec plugins and files;
+	//     set Policy to TrustedPolicy() for files only the operator writes.
+	//
+	// The provider has no host cluster and records no Events. The Logger is named
+	// "file-provider"; the provider's own messages carry the kubeconfig path under "file".
+	kit.Options
+}
+
+// withDefaults is the only place defaults are applied. It also makes every path absolute and
+// clean.
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Files)+len(o.Dirs)+len(o.Globs) == 0 {
+		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+			o.Files = slices.DeleteFunc(filepath.SplitList(env), func(s string) bool { return s == "" })
+		}
+		if len(o.Files) == 0 {
+			o.Files = []string{clientcmd.RecommendedHomeFile}
+		}
+	}
+	if o.DirPatterns == nil {
+		o.DirPatterns = slices.Clone(DefaultDirPatterns)
+	}
+	if o.Separator == "" {
+		o.Separator = DefaultSeparator
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	o.SetDefaults(providerName)
+
+	var err error
+	abs := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			a, aerr := filepath.Abs(p)
+			if aerr != nil {
+				err = errors.Join(err, fmt.Errorf("path %q: %w", p, aerr))
+				continue
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	o.Files, o.Dirs, o.Globs = abs(o.Files), abs(o.Dirs), abs(o.Globs)
+	if o.NameBase != "" {
+		o.NameBase = abs([]string{o.NameBase})[0]
+	}
+	return o, err
+}
