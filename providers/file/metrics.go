@@ -8,6 +8,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 )
 
 var (
@@ -27,8 +28,15 @@ var (
 	})
 )
 
+// Errors counts failed attempts to engage a usable context, by reason (the kit's reasons:
+// ClusterUnreachable, Unauthorized, ClusterSetupFailed, ...), as
+// mcr_file_provider_errors_total{reason}; BrokenClusters is the number of such contexts that
+// cannot be engaged at the moment, mcr_file_provider_broken_clusters. Problems of the files
+// themselves count in LoadErrors and BrokenFiles.
+var Errors, BrokenClusters = kit.NewMetrics(providerName, "clusters")
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles)
+	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles, Errors, BrokenClusters)
 }
 
 // Reasons of mcr_file_provider_load_errors_total besides those of kubeconfig.Reason.

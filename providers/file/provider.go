@@ -84,6 +84,8 @@ func New(opts Options) (*Provider, error) {
 		Sync:     p.sync,
 		Sources:  []kit.Source[multicluster.ClusterName]{fileSource{p}},
 		Subject:  "Cluster",
+		Errors:   Errors,
+		Broken:   BrokenClusters,
 	})
 	if err != nil {
 		return nil, err

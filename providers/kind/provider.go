@@ -44,6 +44,8 @@ func New(opts Options) *Provider {
 		Sync:     p.sync,
 		Sources:  []kit.Source[multicluster.ClusterName]{kindSource{p}},
 		Subject:  "Kind cluster",
+		Errors:   Errors,
+		Broken:   BrokenClusters,
 	})
 	return p
 }

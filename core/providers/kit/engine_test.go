@@ -368,3 +368,27 @@ func TestCheckAccessKeepsURLSecretsOutOfErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestNewMetricsNamesAlike(t *testing.T) {
+	errs, broken := kit.NewMetrics("kind-provider", "clusters")
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(errs); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(broken); err != nil {
+		t.Fatal(err)
+	}
+	errs.WithLabelValues(kit.ReasonClusterUnreachable).Inc()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		got = append(got, f.GetName())
+	}
+	want := []string{"mcr_kind_provider_broken_clusters", "mcr_kind_provider_errors_total"}
+	if !slices.Equal(got, want) {
+		t.Errorf("metric names %v, want %v", got, want)
+	}
+}
