@@ -42,7 +42,8 @@ type Provider struct {
 // New returns a provider that watches Cluster API Clusters on the management cluster hostConfig
 // points at. It builds its own host cluster, which Start runs, with a cache that holds only the
 // Clusters of Options.Namespaces and the Secrets there labeled cluster.x-k8s.io/cluster-name,
-// keeping the data of kubeconfig Secrets only. It needs the RBAC in README.md and nothing else.
+// keeping the data of kubeconfig Secrets only. It needs the RBAC of config/rbac.yaml and
+// nothing else.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("clusterapi provider: host config is nil")
