@@ -45,9 +45,6 @@ type Provider struct {
 // keeping the data of kubeconfig Secrets only. It needs the RBAC of config/rbac.yaml and
 // nothing else.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
-	if hostConfig == nil {
-		return nil, errors.New("clusterapi provider: host config is nil")
-	}
 	o := opts.withDefaults()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -60,9 +57,8 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}
-	hostOpts := append([]cluster.Option{func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
-		co.Logger = o.Logger.WithName("host")
 		if len(o.Namespaces) > 0 {
 			co.Cache.DefaultNamespaces = map[string]cache.Config{}
 			for _, ns := range o.Namespaces {
@@ -75,10 +71,9 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 				Transform: keepKubeconfigDataOnly,
 			},
 		}
-	}}, o.HostClusterOptions...)
-	host, err := cluster.New(hostConfig, hostOpts...)
+	}, o.HostClusterOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("clusterapi provider: creating the host cluster: %w", err)
+		return nil, err
 	}
 	return newProvider(o, host, true)
 }

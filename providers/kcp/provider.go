@@ -80,13 +80,12 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 	}
 	// The cache holds the slice only. A default field selector rather than a ByObject entry,
 	// so that New needs no request to kcp: Start reports a missing API.
-	host, err := cluster.New(cfg, func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, cfg, o.Logger, func(co *cluster.Options) {
 		co.Scheme = o.Scheme
-		co.Logger = o.Logger.WithName("host")
 		co.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.name", endpointSliceName)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kcp provider: creating the host cluster for APIExportEndpointSlice %s: %w", endpointSliceName, err)
+		return nil, err
 	}
 	p := &Provider{
 		opts:      o,

@@ -3,7 +3,6 @@ package kubeconfig
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,21 +50,16 @@ type Provider struct {
 // watched namespace, so the provider needs RBAC for nothing else (see README.md), and Start runs
 // it.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
-	if hostConfig == nil {
-		return nil, errors.New("kubeconfig provider: host config is nil")
-	}
 	o := opts.withDefaults()
-	hostOpts := append([]cluster.Option{func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		byObject := cache.ByObject{Label: selector(o)}
 		if !o.AllNamespaces {
 			byObject.Namespaces = map[string]cache.Config{o.Namespace: {}}
 		}
 		co.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: byObject}
-		co.Logger = o.Logger.WithName("host")
-	}}, o.HostClusterOptions...)
-	host, err := cluster.New(hostConfig, hostOpts...)
+	}, o.HostClusterOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig provider: creating host cluster: %w", err)
+		return nil, err
 	}
 	return newProvider(o, host, true)
 }

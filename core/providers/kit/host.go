@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
@@ -52,4 +56,27 @@ func (h *HostRun) Err() error {
 func (h *HostRun) Stop() {
 	h.cancel(nil)
 	h.wg.Wait()
+}
+
+// NewHost builds the host cluster of a provider that runs its own (a New, as opposed to a
+// NewForHost that shares one the caller runs): own, the provider's settings (scheme, a cache
+// restricted to what it watches), applies first, then the user's extra options (the provider's
+// HostClusterOptions); the host's logger is logger named "host". name is the provider's name,
+// e.g. "clusterapi-provider", for errors. Pass the host as EngineOptions.Host with RunHost.
+func NewHost(name string, cfg *rest.Config, logger logr.Logger, own func(*cluster.Options), extra ...cluster.Option) (cluster.Cluster, error) {
+	prefix := strings.ReplaceAll(name, "-", " ")
+	if cfg == nil {
+		return nil, errors.New(prefix + ": host config is nil")
+	}
+	opts := append([]cluster.Option{func(o *cluster.Options) {
+		o.Logger = logger.WithName("host")
+		if own != nil {
+			own(o)
+		}
+	}}, extra...)
+	host, err := cluster.New(cfg, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating the host cluster: %w", prefix, err)
+	}
+	return host, nil
 }
