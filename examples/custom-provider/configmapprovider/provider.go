@@ -83,16 +83,15 @@ type Provider struct {
 // New returns a provider for the ConfigMap that opts names, in the host cluster of hostConfig.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	o := opts.withDefaults()
-	host, err := cluster.New(hostConfig, func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		// Cache the one ConfigMap and nothing else: the provider needs RBAC for nothing else.
 		co.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{o.Namespace: {}},
 			Field:      fields.OneTermEqualSelector("metadata.name", o.Name),
 		}}
-		co.Logger = o.Logger.WithName("host")
 	})
 	if err != nil {
-		return nil, fmt.Errorf("configmap provider: creating the host cluster: %w", err)
+		return nil, err
 	}
 	p := &Provider{opts: o, host: host}
 	p.Clusters.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
