@@ -3,31 +3,28 @@ package kcp
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/providers/kit"
 )
 
-var (
-	// Errors counts failures by reason: EndpointUnavailable (an endpoint of the slice cannot
-	// be watched), EngageFailed, ClusterUnreachable and ClusterSetupFailed (a ready logical
-	// cluster cannot be engaged), each counted every attempt, and InvalidObject (an object of
-	// the watched type without a valid kcp.io/cluster annotation; counted each time it changes).
-	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcr_kcp_provider_errors_total",
-		Help: "Failures of the kcp provider, by reason.",
-	}, []string{"reason"})
+// Errors (mcr_kcp_provider_errors_total) counts failures by reason: EndpointUnavailable (an
+// endpoint of the slice cannot be watched), EngageFailed, ClusterUnreachable and
+// ClusterSetupFailed (a ready logical cluster cannot be engaged), each counted every attempt,
+// and InvalidObject (an object of the watched type without a valid kcp.io/cluster annotation;
+// counted each time it changes).
+//
+// BrokenLogicalClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready
+// logical clusters that cannot be engaged at the moment, summed over the kcp providers of the
+// process.
+var Errors, BrokenLogicalClusters = kit.NewMetrics(providerName, "logical_clusters")
 
+var (
 	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the watched slices
 	// that cannot be watched at the moment, summed over the kcp providers of the process. Alert
 	// on it staying above zero.
 	BrokenEndpoints = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "mcr_kcp_provider_broken_endpoints",
 		Help: "Number of virtual workspace endpoints the kcp provider cannot watch at the moment.",
-	})
-
-	// BrokenLogicalClusters is the number of ready logical clusters that cannot be engaged at
-	// the moment, summed over the kcp providers of the process.
-	BrokenLogicalClusters = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcr_kcp_provider_broken_logical_clusters",
-		Help: "Number of ready logical clusters the kcp provider cannot engage at the moment.",
 	})
 
 	// LogicalClusters is the number of logical clusters engaged, summed over the kcp providers
