@@ -12,7 +12,7 @@ import (
 // DefaultSeparator is the default of Options.Separator.
 const DefaultSeparator = "+"
 
-// The naming scheme (also in doc.go and README.md):
+// The naming scheme (also on docs/providers/file.md):
 //
 //	<file> <Separator> <context>
 //

@@ -47,7 +47,7 @@ type Provider struct {
 
 // New returns a provider that watches kubeconfig Secrets on the host cluster that hostConfig
 // points at. It builds its own host cluster whose cache holds only the labeled Secrets of the
-// watched namespace, so the provider needs RBAC for nothing else (see README.md), and Start runs
+// watched namespace, so the provider needs RBAC for nothing else (config/rbac.yaml), and Start runs
 // it.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	o := opts.withDefaults()

@@ -6,7 +6,7 @@
 //	kubeconfig-secret --name east --member-context kind-east --host-context kind-hub
 //	kubeconfig-secret --name east --member-kubeconfig east.yaml --cluster-role view --print > east-secret.yaml
 //
-// See README.md of mcr.dev/providers/kubeconfig for the RBAC it creates and needs.
+// See docs/providers/kubeconfig.md of the mcr repository for the RBAC it creates and needs.
 package main
 
 import (
