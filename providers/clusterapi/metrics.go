@@ -14,7 +14,10 @@ import (
 // BrokenClusters (mcr_clusterapi_provider_broken_clusters) is the number of selected, ready
 // Clusters that cannot be engaged at the moment (or whose new kubeconfig cannot be used), summed
 // over the Cluster API providers of the process. Alert on it staying above zero.
-var Errors, BrokenClusters = kit.NewMetrics(providerName, "clusters")
+var (
+	Errors         = kit.NewErrorsMetric(providerName)
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
+)
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)

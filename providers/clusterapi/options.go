@@ -87,6 +87,6 @@ func (o Options) withDefaults() Options {
 	if o.IsReady == nil {
 		o.IsReady = ControlPlaneInitialized
 	}
-	o.Options.SetDefaults(providerName)
+	o.SetDefaults(providerName)
 	return o
 }

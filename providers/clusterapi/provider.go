@@ -98,7 +98,7 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}
 	p := &Provider{opts: o, host: host}
-	p.Clusters.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
+	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
 	engine, err := kit.NewEngine(kit.EngineOptions[types.NamespacedName]{
 		Name:     providerName,
 		Options:  o.Options,

@@ -33,7 +33,10 @@ var (
 // mcr_file_provider_errors_total{reason}; BrokenClusters is the number of such contexts that
 // cannot be engaged at the moment, mcr_file_provider_broken_clusters. Problems of the files
 // themselves count in LoadErrors and BrokenFiles.
-var Errors, BrokenClusters = kit.NewMetrics(providerName, "clusters")
+var (
+	Errors         = kit.NewErrorsMetric(providerName)
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
+)
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles, Errors, BrokenClusters)

@@ -16,7 +16,10 @@ import (
 // BrokenLogicalClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready
 // logical clusters that cannot be engaged at the moment, summed over the kcp providers of the
 // process.
-var Errors, BrokenLogicalClusters = kit.NewMetrics(providerName, "logical_clusters")
+var (
+	Errors                = kit.NewErrorsMetric(providerName)
+	BrokenLogicalClusters = kit.NewBrokenMetric(providerName, "logical_clusters")
+)
 
 var (
 	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the watched slices

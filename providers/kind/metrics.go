@@ -11,7 +11,10 @@ import (
 // mcr_kind_provider_errors_total{reason}; BrokenClusters is the number of kind clusters that
 // cannot be engaged at the moment, mcr_kind_provider_broken_clusters. Both are summed over the
 // kind providers of the process.
-var Errors, BrokenClusters = kit.NewMetrics(providerName, "clusters")
+var (
+	Errors         = kit.NewErrorsMetric(providerName)
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
+)
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)

@@ -11,7 +11,10 @@ import (
 // values); brokenClusters (mcr_kubeconfig_provider_broken_clusters) is the number of members
 // with an unresolved problem, summed over the kubeconfig providers of the process. Both are
 // served by the manager's metrics endpoint.
-var secretErrors, brokenClusters = kit.NewMetrics(providerName, "clusters")
+var (
+	secretErrors   = kit.NewErrorsMetric(providerName)
+	brokenClusters = kit.NewBrokenMetric(providerName, "clusters")
+)
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(secretErrors, brokenClusters)

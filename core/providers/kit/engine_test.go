@@ -369,8 +369,8 @@ func TestCheckAccessKeepsURLSecretsOutOfErrors(t *testing.T) {
 	}
 }
 
-func TestNewMetricsNamesAlike(t *testing.T) {
-	errs, broken := kit.NewMetrics("kind-provider", "clusters")
+func TestMetricsAreNamedAlike(t *testing.T) {
+	errs, broken := kit.NewErrorsMetric("kind-provider"), kit.NewBrokenMetric("kind-provider", "clusters")
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(errs); err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func (o Options) withDefaults() Options {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
-	o.Options.SetDefaults(providerName)
+	o.SetDefaults(providerName)
 	return o
 }
 
@@ -94,7 +94,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{opts: o, host: host}
-	p.Clusters.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
+	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
 	p.engine, err = kit.NewEngine(kit.EngineOptions[multicluster.ClusterName]{
 		Name:     providerName,
 		Options:  o.Options,
