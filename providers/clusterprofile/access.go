@@ -180,8 +180,6 @@ type accessResult struct {
 	cfg *rest.Config
 	// provider is the name of the access provider used.
 	provider string
-	// proxyURL is the profile's proxy-url, kept because cfg.Proxy is a function.
-	proxyURL string
 	// deprecated is true when the provider came from status.credentialProviders.
 	deprecated bool
 }
@@ -279,5 +277,5 @@ func buildAccessConfig(cfg *access.Config, cp *v1alpha1.ClusterProfile, policy k
 	if built.ExecProvider != nil {
 		slices.SortStableFunc(built.ExecProvider.Env, func(a, b clientcmdapi.ExecEnvVar) int { return strings.Compare(a.Name, b.Name) })
 	}
-	return &accessResult{cfg: built, provider: chosen.Name, proxyURL: cluster.ProxyURL, deprecated: usedDeprecated}, nil
+	return &accessResult{cfg: built, provider: chosen.Name, deprecated: usedDeprecated}, nil
 }

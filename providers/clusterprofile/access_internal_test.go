@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/cluster-inventory-api/pkg/access"
 
+	"mcr.dev/core/clusters"
 	"mcr.dev/core/kubeconfig"
 )
 
@@ -114,11 +115,11 @@ func TestEnvPolicies(t *testing.T) {
 		if got := first.cfg.ExecProvider.Env; !slices.Equal(got, want) {
 			t.Errorf("%s: env %v, want %v (sorted)", policy, got, want)
 		}
-		// pkg/access merges env through a map; the result and its hash must not depend on
-		// map order.
+		// pkg/access merges env through a map; the result, which the engine compares with
+		// the engaged config, must not depend on map order.
 		for range 20 {
-			if h := accessHash(mustBuild(t, cfg, cp)); h != accessHash(first) {
-				t.Fatalf("%s: the hash of identical builds differs", policy)
+			if !clusters.EqualConfigs(mustBuild(t, cfg, cp).cfg, first.cfg) {
+				t.Fatalf("%s: identical builds are not equal configs", policy)
 			}
 		}
 	}
@@ -202,10 +203,13 @@ func TestClusterFieldsPkgAccessDrops(t *testing.T) {
 	}
 }
 
-func TestAccessHashFollowsCredentialContentOnly(t *testing.T) {
+// TestAccessConfigFollowsCredentialContentOnly: the config built for a profile, which the engine
+// compares with the engaged one (clusters.EqualConfigs), changes with what decides where and as
+// whom the cluster is reached, and with nothing else.
+func TestAccessConfigFollowsCredentialContentOnly(t *testing.T) {
 	cfg := operatorConfig(access.ProfileSourcedCLIArgsPolicyAppend, "")
 	base := testProfile("a")
-	h := accessHash(mustBuild(t, cfg, base))
+	built := mustBuild(t, cfg, base).cfg
 
 	same := base.DeepCopy()
 	same.Status.Conditions = []metav1.Condition{{Type: "ControlPlaneHealthy", Status: metav1.ConditionFalse}}
@@ -213,8 +217,8 @@ func TestAccessHashFollowsCredentialContentOnly(t *testing.T) {
 	same.Status.Version.Kubernetes = "1.36.0"
 	same.Labels = map[string]string{"x": "y"}
 	same.Status.AccessProviders = append(same.Status.AccessProviders, v1alpha1.AccessProvider{Name: "vendor-x"})
-	if accessHash(mustBuild(t, cfg, same)) != h {
-		t.Error("hash changed with conditions, properties, version, labels or an unused provider")
+	if !clusters.EqualConfigs(mustBuild(t, cfg, same).cfg, built) {
+		t.Error("config changed with conditions, properties, version, labels or an unused provider")
 	}
 
 	for what, change := range map[string]func(*clientcmdv1.Cluster){
@@ -229,8 +233,8 @@ func TestAccessHashFollowsCredentialContentOnly(t *testing.T) {
 	} {
 		changed := base.DeepCopy()
 		change(&changed.Status.AccessProviders[0].Cluster)
-		if accessHash(mustBuild(t, cfg, changed)) == h {
-			t.Errorf("hash unchanged when the %s changed", what)
+		if clusters.EqualConfigs(mustBuild(t, cfg, changed).cfg, built) {
+			t.Errorf("config unchanged when the %s changed", what)
 		}
 	}
 }

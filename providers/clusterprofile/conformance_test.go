@@ -20,6 +20,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -95,7 +96,7 @@ func TestConformance(t *testing.T) {
 				AccessProviders:    providers,
 				Namespaces:         []string{conformanceNamespace},
 				UnreadyGracePeriod: 200 * time.Millisecond,
-				RetryMaxDelay:      time.Second,
+				Options:            kit.Options{RetryMaxDelay: time.Second},
 			})
 		},
 		Write: writeMember,

@@ -2,30 +2,20 @@ package clusterprofile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/reconcileloop"
 )
 
 // The deprecated Secret strategy of the Cluster Inventory API: a consumer finds the kubeconfig of
@@ -66,9 +56,6 @@ func ClusterKey(name multicluster.ClusterName) (types.NamespacedName, error) {
 // credentials is what the provider engages a cluster with.
 type credentials struct {
 	cfg *rest.Config
-	// hash is the content hash of everything that decides where and as whom the cluster is
-	// reached; equal hashes never re-engage.
-	hash string
 	// source says where the credentials come from, for logs and Events: `access provider
 	// "token"` or `Secret ns/name`. Never a credential.
 	source string
@@ -97,16 +84,7 @@ func (p *Provider) credentialsOf(ctx context.Context, cp *v1alpha1.ClusterProfil
 	if p.opts.AccessProviders != nil {
 		res, err := buildAccessConfig(p.opts.AccessProviders, cp, p.opts.Policy)
 		if err == nil {
-			cfg, err := reconcileloop.ApplyRESTOptions(res.cfg, p.opts.RESTOptions)
-			if err != nil {
-				return nil, &credentialError{reason: ReasonInvalidAccessProvider, metricReason: ReasonInvalidAccessProvider, err: err}
-			}
-			return &credentials{
-				cfg:        cfg,
-				hash:       accessHash(res),
-				source:     fmt.Sprintf("access provider %q", res.provider),
-				deprecated: res.deprecated,
-			}, nil
+			return &credentials{cfg: res.cfg, source: fmt.Sprintf("access provider %q", res.provider), deprecated: res.deprecated}, nil
 		}
 		if !errors.Is(err, errNoAccessProvider) {
 			reason := kubeconfig.Reason(err)
@@ -162,9 +140,6 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 			err: fmt.Errorf("kubeconfig %s has no data under key %q", where, SecretDataKey)}
 	}
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
-	if err == nil {
-		cfg, err = reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
-	}
 	if err != nil {
 		reason := kubeconfig.Reason(err)
 		if reason == "" {
@@ -173,87 +148,30 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 		return nil, &credentialError{reason: ReasonInvalidKubeconfig, metricReason: reason, secret: secret,
 			err: fmt.Errorf("kubeconfig %s: %w", where, err)}
 	}
-	return &credentials{cfg: cfg, hash: "secret:" + kubeconfig.Hash(data), source: where, secret: secret}, nil
+	return &credentials{cfg: cfg, source: where, secret: secret}, nil
 }
-
-// accessHash is the content hash of a config built through an access provider: the endpoint
-// (server, CA, TLS server name, insecure, proxy, compression) and the exec plugin exactly as
-// client-go runs it (command, args, env, apiVersion, cluster info, and the cluster config
-// handed to the plugin). Profile fields that do not change any of these (conditions,
-// properties, version, labels, other access providers) leave it alone. It is computed before
-// Options.RESTOptions, which are the same for every build.
-func accessHash(res *accessResult) string {
-	cfg := res.cfg
-	type execContent struct {
-		Command            string                    `json:"command"`
-		Args               []string                  `json:"args"`
-		Env                []clientcmdapi.ExecEnvVar `json:"env"`
-		APIVersion         string                    `json:"apiVersion"`
-		ProvideClusterInfo bool                      `json:"provideClusterInfo"`
-		InteractiveMode    string                    `json:"interactiveMode"`
-		Config             json.RawMessage           `json:"config,omitempty"`
-	}
-	content := struct {
-		Host               string       `json:"host"`
-		CAData             []byte       `json:"caData"`
-		CAFile             string       `json:"caFile"`
-		ServerName         string       `json:"serverName"`
-		Insecure           bool         `json:"insecure"`
-		ProxyURL           string       `json:"proxyURL"`
-		DisableCompression bool         `json:"disableCompression"`
-		Exec               *execContent `json:"exec"`
-	}{
-		Host: cfg.Host, CAData: cfg.CAData, CAFile: cfg.CAFile, ServerName: cfg.ServerName,
-		Insecure: cfg.Insecure, ProxyURL: res.proxyURL, DisableCompression: cfg.DisableCompression,
-	}
-	if e := cfg.ExecProvider; e != nil {
-		content.Exec = &execContent{
-			Command: e.Command, Args: e.Args, Env: e.Env, APIVersion: e.APIVersion,
-			ProvideClusterInfo: e.ProvideClusterInfo, InteractiveMode: string(e.InteractiveMode),
-		}
-		if e.Config != nil {
-			raw, err := json.Marshal(e.Config)
-			if err != nil {
-				// Not expected (the config came from JSON); never equal to anything, so the
-				// cluster is engaged again rather than kept with stale plugin data.
-				raw, _ = json.Marshal(fmt.Sprintf("unencodable %T: %v", e.Config, err))
-			}
-			content.Exec.Config = raw
-		}
-	}
-	data, err := json.Marshal(content)
-	if err != nil {
-		panic(fmt.Sprintf("clusterprofile: encoding plain values: %v", err)) // cannot happen
-	}
-	sum := sha256.Sum256(data)
-	return "access:" + hex.EncodeToString(sum[:])
-}
-
-// errUnauthorized marks credentials the member refused.
-var errUnauthorized = errors.New("the cluster refused the credentials (Unauthorized)")
 
 // errPluginFailed marks an exec credential plugin that did not produce credentials.
 var errPluginFailed = errors.New("the exec credential plugin failed")
 
-// checkAccess asks the member who the credentials are (a SelfSubjectReview, which every
-// authenticated user may create), so that a failing plugin, refused credentials and unreachable
-// endpoints are reported at once and by name instead of as a cache that never syncs. Forbidden
-// still proves that the credentials were accepted.
-func checkAccess(ctx context.Context, cl cluster.Cluster) error {
-	cs, err := kubernetes.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	_, err = cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	switch {
-	case err == nil, apierrors.IsForbidden(err):
+// runPlugin obtains the credentials of cfg's exec plugin, if it has one, through client-go's
+// exec authenticator, so that a plugin that fails is reported as such, not as a member that does
+// not answer. The authenticator keeps the credentials in client-go's cache, which the engaged
+// cluster's transport shares: the plugin does not run again for the access check.
+func runPlugin(cfg *rest.Config) error {
+	if cfg.ExecProvider == nil {
 		return nil
-	case apierrors.IsUnauthorized(err):
-		return errUnauthorized
-	case cl.GetConfig().ExecProvider != nil && strings.Contains(err.Error(), "getting credentials"):
-		// client-go's exec round tripper reports plugin failures with this text and without a
-		// wrapped error; the plugin's own stderr goes to the controller's stderr.
+	}
+	tc, err := cfg.TransportConfig()
+	if err != nil {
 		return fmt.Errorf("%w: %v", errPluginFailed, err)
 	}
-	return fmt.Errorf("reaching the cluster at %s: %w", cl.GetConfig().Host, err)
+	if tc.TLS.GetCertHolder == nil || tc.TLS.GetCertHolder.GetCert == nil {
+		return nil // the config has other credentials, which client-go prefers
+	}
+	if _, err := tc.TLS.GetCertHolder.GetCert(); err != nil {
+		// The plugin's own message went to the controller's stderr.
+		return fmt.Errorf("%w: %v", errPluginFailed, err)
+	}
+	return nil
 }

@@ -50,8 +50,8 @@
 // loaded under the hardened policy of mcr.dev/core/kubeconfig (no exec or auth-provider plugins,
 // file references or insecure-skip-tls-verify unless Options.Policy allows them).
 //
-// Either way the provider compares credentials by content: a hash of the endpoint and the exec
-// plugin exactly as it would run (access providers), or of the kubeconfig bytes (Secrets). A
+// Either way the provider compares credentials by content: the endpoint and the exec plugin
+// exactly as it would run, or the kubeconfig's endpoint and credentials (clusters.EqualConfigs). A
 // profile whose conditions, properties, version or labels change is never engaged again; a
 // changed server, CA or plugin configuration engages it again at once, the new instance first.
 // Tokens that a plugin returns are refreshed by client-go itself (on expiry and on 401), without

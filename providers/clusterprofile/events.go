@@ -1,11 +1,11 @@
 package clusterprofile
 
 import (
-	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 )
 
 // EventSource is the reporting controller of the Events the provider records on ClusterProfiles.
-const EventSource = "mcr.dev/clusterprofile-provider"
+const EventSource = "mcr.dev/" + providerName
 
 // Reasons of the Events the provider records on ClusterProfiles. Warnings are recorded when a
 // problem appears or changes, not again while it stays the same; each attempt still counts in
@@ -36,18 +36,23 @@ const (
 	// no "Config" data, or its kubeconfig cannot be decoded or uses a feature Options.Policy
 	// refuses (the note names the field and the Policy field that allows it). Retried when the
 	// Secret changes.
-	ReasonInvalidKubeconfig = kubeconfig.ReasonInvalid
+	ReasonInvalidKubeconfig = kit.ReasonInvalidKubeconfig
+
+	// ReasonClusterSetupFailed (Warning): an Options.RESTOptions function failed or
+	// controller-runtime refused the member's rest.Config. Retried when the profile or Secret
+	// changes, and at every resync.
+	ReasonClusterSetupFailed = kit.ReasonClusterSetupFailed
 
 	// ReasonUnauthorized (Warning): the member refused the credentials. Retried with backoff.
-	ReasonUnauthorized = "Unauthorized"
+	ReasonUnauthorized = kit.ReasonUnauthorized
 
 	// ReasonClusterUnreachable (Warning): the member did not answer, or its cache did not sync
 	// within Options.CacheSyncTimeout. Retried with backoff.
-	ReasonClusterUnreachable = "ClusterUnreachable"
+	ReasonClusterUnreachable = kit.ReasonClusterUnreachable
 
 	// ReasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
 	// error). Retried with backoff.
-	ReasonEngageFailed = "EngageFailed"
+	ReasonEngageFailed = kit.ReasonEngageFailed
 
 	// ReasonDeprecatedCredentialProviders (Warning): the access provider used was found in the
 	// deprecated status.credentialProviders; the cluster manager should move it to
@@ -55,11 +60,11 @@ const (
 	ReasonDeprecatedCredentialProviders = "DeprecatedCredentialProviders"
 
 	// ReasonClusterEngaged (Normal): the cluster is engaged.
-	ReasonClusterEngaged = "ClusterEngaged"
+	ReasonClusterEngaged = kit.ReasonClusterEngaged
 
 	// ReasonCredentialsRotated (Normal): the endpoint or credentials changed and the cluster was
 	// engaged again with them.
-	ReasonCredentialsRotated = "CredentialsRotated"
+	ReasonCredentialsRotated = kit.ReasonCredentialsRotated
 
 	// ReasonClusterUnready (Normal): an engaged profile stopped being ready; it is disengaged
 	// if it stays so for Options.UnreadyGracePeriod.
@@ -67,12 +72,9 @@ const (
 
 	// ReasonClusterDisengaged (Normal): the cluster was disengaged because the profile stayed
 	// unready for the grace period or stopped being selected. Deleted profiles get no Event.
-	ReasonClusterDisengaged = "ClusterDisengaged"
+	ReasonClusterDisengaged = kit.ReasonClusterDisengaged
 
 	// Metric-only reasons.
 	reasonMissingData      = "MissingKubeconfigData"
 	reasonAmbiguousSecrets = "AmbiguousKubeconfigSecrets"
 )
-
-// eventAction is the action of every Event the provider records.
-const eventAction = "Engage"

@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
@@ -62,13 +63,15 @@ func TestNewForHost(t *testing.T) {
 	r := newReadiness()
 	logs := &logBuffer{}
 	p, err := clusterprofile.NewForHost(host, clusterprofile.Options{
-		AccessProviders:  accessConfig(t, ""),
-		Namespaces:       []string{ns},
-		IsReady:          r.isReady,
-		CacheSyncTimeout: 20 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Log:              logs.Logger(),
+		AccessProviders: accessConfig(t, ""),
+		Namespaces:      []string{ns},
+		IsReady:         r.isReady,
+		Options: kit.Options{
+			CacheSyncTimeout: 20 * time.Second,
+			RetryMinDelay:    100 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			Logger:           logs.Logger(),
+		},
 	})
 	if err != nil {
 		t.Fatalf("NewForHost: %v", err)

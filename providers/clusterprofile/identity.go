@@ -74,25 +74,19 @@ func (id Identity) Validate() error {
 // profile is looked at). It returns an error wrapping multicluster.ErrClusterNotFound when no
 // such cluster is engaged. Values are returned as reported; Identity.Validate checks them.
 func (p *Provider) Identity(name multicluster.ClusterName) (Identity, error) {
-	p.mu.Lock()
-	id, ok := p.identities[name]
-	p.mu.Unlock()
-	if !ok {
+	var id *Identity
+	if key, err := ClusterKey(name); err == nil {
+		p.mu.Lock()
+		if st := p.profiles[key]; st != nil {
+			id = st.identity
+		}
+		p.mu.Unlock()
+	}
+	if id == nil {
 		return Identity{}, fmt.Errorf("cluster %q: %w", name, multicluster.ErrClusterNotFound)
 	}
 	if _, err := p.GetTyped(context.Background(), name); err != nil {
 		return Identity{}, err
 	}
-	return id, nil
-}
-
-// setIdentity records the identity of an engaged cluster, or forgets it when engaged is false.
-func (p *Provider) setIdentity(name multicluster.ClusterName, id Identity, engaged bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if engaged {
-		p.identities[name] = id
-	} else {
-		delete(p.identities, name)
-	}
+	return *id, nil
 }

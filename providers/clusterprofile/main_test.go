@@ -238,7 +238,7 @@ func start(t *testing.T, ns string, opts clusterprofile.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = 2 * time.Second
 	}
-	opts.Log = logs.Logger()
+	opts.Logger = logs.Logger()
 	p, err := clusterprofile.New(fleet.Member("hub").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterprofile.New: %v", err)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
@@ -31,7 +32,7 @@ func TestRBACManifest(t *testing.T) {
 		Namespaces:      []string{ns},
 		AccessProviders: accessConfig(t, ""),
 		Secret:          &clusterprofile.SecretStrategy{ConsumerName: consumer},
-		Log:             logs.Logger(),
+		Options:         kit.Options{Logger: logs.Logger()},
 	})
 	if err != nil {
 		t.Fatal(err)

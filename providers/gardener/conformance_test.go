@@ -25,6 +25,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
 )
@@ -140,8 +141,8 @@ func (h *gardenHarness) mint(_ context.Context, shoot *gardencorev1beta1.Shoot, 
 
 func (h *gardenHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	return gardener.New(h.proxy.ConfigFor(gardenIdentity), gardener.Options{
-		Namespaces:    []string{gardenNamespace},
-		RetryMaxDelay: time.Second,
+		Namespaces: []string{gardenNamespace},
+		Options:    kit.Options{RetryMaxDelay: time.Second},
 	})
 }
 
@@ -239,9 +240,9 @@ func newSeedHarness() seedHarness {
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return gardener.New(fleet.Member("host").Config(), gardener.Options{
-				Topology:      gardener.TopologySeed,
-				Namespaces:    []string{"garden-" + seedProject},
-				RetryMaxDelay: time.Second,
+				Topology:   gardener.TopologySeed,
+				Namespaces: []string{"garden-" + seedProject},
+				Options:    kit.Options{RetryMaxDelay: time.Second},
 			})
 		},
 		// The Secret first, then the Cluster object: gardenlet creates the namespace and its

@@ -9,14 +9,9 @@ import (
 	"strings"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
@@ -24,7 +19,6 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/reconcileloop"
 )
 
 const (
@@ -83,7 +77,6 @@ func clusterName(key types.NamespacedName) multicluster.ClusterName {
 // them.
 type adminCredentials struct {
 	kubeconfig []byte
-	hash       string
 	// epoch is credentialsEpoch of the Shoot they were requested for.
 	epoch string
 	// expires is status.expirationTimestamp; renewAt when the provider asks for new ones.
@@ -148,7 +141,6 @@ func (p *Provider) requestAdminKubeconfig(ctx context.Context, shoot *gardencore
 	lifetime := expires.Sub(requested)
 	return &adminCredentials{
 		kubeconfig: req.Status.Kubeconfig,
-		hash:       kubeconfig.Hash(req.Status.Kubeconfig),
 		epoch:      credentialsEpoch(shoot),
 		expires:    expires,
 		renewAt:    requested.Add(time.Duration(float64(lifetime) * p.opts.RefreshFraction)),
@@ -159,9 +151,9 @@ func (p *Provider) requestAdminKubeconfig(ctx context.Context, shoot *gardencore
 // before gardener-resource-manager has written the token into it.
 var errNoCredentials = errors.New("the kubeconfig's user has no credentials yet (token not written)")
 
-// restConfig turns kubeconfig bytes into the shoot's rest.Config under the provider's Policy
-// and RESTOptions. Errors name fields, never values.
-func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
+// loadKubeconfig turns kubeconfig bytes into the shoot's rest.Config under the provider's
+// Policy. Errors name fields, never values.
+func (p *Provider) loadKubeconfig(data []byte) (*rest.Config, error) {
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
 	if err != nil {
 		return nil, err
@@ -170,27 +162,5 @@ func (p *Provider) restConfig(data []byte) (*rest.Config, error) {
 		cfg.Username == "" && cfg.ExecProvider == nil && cfg.AuthProvider == nil {
 		return nil, errNoCredentials
 	}
-	return reconcileloop.ApplyRESTOptions(cfg, p.opts.RESTOptions)
-}
-
-// errUnauthorized marks credentials the shoot refused.
-var errUnauthorized = errors.New("the shoot refused the kubeconfig's credentials (Unauthorized)")
-
-// checkAccess asks the shoot who the credentials are (a SelfSubjectReview, which every
-// authenticated user may create), so that refused credentials and unreachable endpoints are
-// reported at once and by name instead of as a cache that never syncs. Forbidden still proves
-// that the credentials were accepted.
-func checkAccess(ctx context.Context, cl cluster.Cluster) error {
-	cs, err := kubernetes.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	_, err = cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	switch {
-	case err == nil, apierrors.IsForbidden(err):
-		return nil
-	case apierrors.IsUnauthorized(err):
-		return errUnauthorized
-	}
-	return fmt.Errorf("reaching the shoot at %s: %w", cl.GetConfig().Host, err)
+	return cfg, nil
 }

@@ -51,9 +51,9 @@
 // Shoot's certificate authority rotation moves on, its advertised addresses change or the Shoot
 // is recreated (credentialsEpoch). If renewal keeps failing, the cluster stays engaged until its
 // credentials expire and is disengaged then (CredentialsExpired). Seed: the kubeconfig is read from
-// Secret "gardener", key "kubeconfig", in the namespace named like the Cluster object; when its
-// content changes (gardener-resource-manager renewed the token) the cluster is engaged again,
-// and only then. A kubeconfig whose user has no credentials yet (token not written) is waited
+// Secret "gardener", key "kubeconfig", in the namespace named like the Cluster object; when the
+// endpoint or credentials in it change (gardener-resource-manager renewed the token) the cluster
+// is engaged again, and only then. A kubeconfig whose user has no credentials yet (token not written) is waited
 // for, without a Warning.
 //
 // Every kubeconfig is loaded through the hardened policy of mcr.dev/core/kubeconfig (no exec or

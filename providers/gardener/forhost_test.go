@@ -18,6 +18,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 )
@@ -49,12 +50,14 @@ func TestNewForHost(t *testing.T) {
 
 	logs := &logBuffer{}
 	p, err := gardener.NewForHost(hostCluster, gardener.Options{
-		Topology:         gardener.TopologySeed,
-		Namespaces:       []string{"garden-forhost"},
-		CacheSyncTimeout: 20 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Log:              logs.Logger(),
+		Topology:   gardener.TopologySeed,
+		Namespaces: []string{"garden-forhost"},
+		Options: kit.Options{
+			CacheSyncTimeout: 20 * time.Second,
+			RetryMinDelay:    100 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			Logger:           logs.Logger(),
+		},
 	})
 	if err != nil {
 		t.Fatalf("NewForHost: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
 )
@@ -155,6 +156,33 @@ func TestGardenRenewsCredentialsBeforeExpiry(t *testing.T) {
 
 }
 
+// TestGardenDisengagesWhenCredentialsExpire has the front-proxy issue admin credentials that
+// expire after 20 seconds, then refuse new ones (the Shoot lost its advertised address): the
+// cluster stays engaged while its credentials live, and is disengaged with a CredentialsExpired
+// Warning once they expire.
+func TestGardenDisengagesWhenCredentialsExpire(t *testing.T) {
+	ns := newNamespace(t, "garden-expire")
+	proxy := startProxy(t, 20*time.Second)
+	r := startGarden(t, proxy, ns, gardener.Options{})
+	key := usableShoot(t, ns, "expire", "north")
+	name := gardener.ShootClusterName(ns, "expire")
+	e := r.waitEngaged(t, name)
+	// The provider knows the expiry as the API gives it, to the second.
+	expires := issuedFor(proxy, key)[0].Expires.Truncate(time.Second)
+
+	// The epoch changes, so the provider asks for new credentials at once, and is refused.
+	mustUpdateShoot(t, key, true, func(s *gardencorev1beta1.Shoot) { s.Status.AdvertisedAddresses = nil })
+	waitEvent(t, "Shoot", ns, key.Name, gardener.ReasonAdminKubeconfigFailed, "no suitable advertised address")
+	if !e.Alive() && time.Now().Before(expires) {
+		t.Fatal("disengaged although the engaged credentials have not expired")
+	}
+	r.waitDisengaged(t, name, e)
+	if time.Now().Before(expires) {
+		t.Errorf("disengaged before the credentials expired at %s", expires.Format(time.RFC3339Nano))
+	}
+	waitEvent(t, "Shoot", ns, key.Name, gardener.ReasonCredentialsExpired, "expired")
+}
+
 // TestGardenBrokenShootsDoNotBlockOthers engages a healthy Shoot next to one the
 // adminkubeconfig subresource refuses (no advertised address) and one whose API server does not
 // answer: each broken one gets a Warning Event and an error log naming it, and no credentials
@@ -162,7 +190,7 @@ func TestGardenRenewsCredentialsBeforeExpiry(t *testing.T) {
 func TestGardenBrokenShootsDoNotBlockOthers(t *testing.T) {
 	ns := newNamespace(t, "garden-broken")
 	proxy := startProxy(t, 0)
-	r := startGarden(t, proxy, ns, gardener.Options{CacheSyncTimeout: 5 * time.Second})
+	r := startGarden(t, proxy, ns, gardener.Options{Options: kit.Options{CacheSyncTimeout: 5 * time.Second}})
 
 	noAddress := client.ObjectKey{Namespace: ns, Name: "no-address"}
 	newShoot(t, ns, noAddress.Name, nil)
@@ -177,7 +205,9 @@ func TestGardenBrokenShootsDoNotBlockOthers(t *testing.T) {
 	r.requireReaches(t, healthy, "north")
 
 	waitEvent(t, "Shoot", ns, noAddress.Name, gardener.ReasonAdminKubeconfigFailed, "no suitable advertised address")
-	waitEvent(t, "Shoot", ns, down.Name, gardener.ReasonClusterUnreachable, unreachableURL)
+	// The note names the address dialed, not the URL: the kit's access check never repeats a
+	// member's URL.
+	waitEvent(t, "Shoot", ns, down.Name, gardener.ReasonClusterUnreachable, strings.TrimPrefix(unreachableURL, "https://"))
 	r.waitLogged(t, gardener.ShootClusterName(ns, noAddress.Name), "Cluster cannot be engaged", gardener.ReasonAdminKubeconfigFailed)
 	r.waitLogged(t, gardener.ShootClusterName(ns, down.Name), "Cluster cannot be engaged", gardener.ReasonClusterUnreachable)
 	if got := testutil.ToFloat64(gardener.BrokenClusters); got < 2 {

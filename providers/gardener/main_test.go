@@ -259,7 +259,7 @@ func startSeed(t *testing.T, opts gardener.Options) *running {
 func startProvider(t *testing.T, cfg *rest.Config, opts gardener.Options) *running {
 	t.Helper()
 	logs := &logBuffer{}
-	opts.Log = logs.Logger()
+	opts.Logger = logs.Logger()
 	if opts.CacheSyncTimeout == 0 {
 		opts.CacheSyncTimeout = 20 * time.Second
 	}

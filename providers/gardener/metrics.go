@@ -7,7 +7,7 @@ import (
 
 var (
 	// Errors counts failed attempts to engage a usable Shoot (or seed Cluster object), by reason:
-	// the Warning Event reasons, with InvalidKubeconfig refined into kubeconfig.Reason values
+	// the Warning Event reasons (ClusterSetupFailed included), with InvalidKubeconfig refined into kubeconfig.Reason values
 	// (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS, InvalidKubeconfig) and
 	// MissingKubeconfigData. An object that stays broken counts again each time it is synced.
 	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{

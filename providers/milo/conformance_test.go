@@ -16,6 +16,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/milo"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
@@ -50,7 +51,7 @@ func (h *miloHarness) NewProvider(context.Context) (multicluster.Provider, error
 		Mode:               h.mode,
 		Selector:           labels.SelectorFromSet(labels.Set{conformanceLabel: string(h.mode)}),
 		UnreadyGracePeriod: h.grace,
-		RetryMaxDelay:      time.Second,
+		Options:            kit.Options{RetryMaxDelay: time.Second},
 	}
 	if h.mode == milo.ModeProjectControlPlane {
 		// The in-cluster Service of each project does not exist here: the proxy's project

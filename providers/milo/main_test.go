@@ -201,7 +201,7 @@ func start(t *testing.T, opts milo.Options) *started {
 		opts.RetryMinDelay = 100 * time.Millisecond
 		opts.RetryMaxDelay = time.Second
 	}
-	opts.Log = logs.Logger()
+	opts.Logger = logs.Logger()
 	p, err := milo.New(provider, opts)
 	if err != nil {
 		t.Fatalf("milo.New: %v", err)
@@ -324,6 +324,16 @@ func setReadyT(t *testing.T, mode milo.Mode, name string, ready bool) {
 func route(t *testing.T, project, member string) {
 	t.Helper()
 	if err := proxy.Route(project, fleet.Member(member).Config()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Unroute(project) })
+}
+
+// routeNowhere serves the control plane of project from an address where nothing answers, until
+// the test ends: Milo serves the project's path, but its control plane is down (502).
+func routeNowhere(t *testing.T, project string) {
+	t.Helper()
+	if err := proxy.Route(project, &rest.Config{Host: "https://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proxy.Unroute(project) })

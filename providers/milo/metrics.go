@@ -7,7 +7,7 @@ import (
 
 var (
 	// Errors counts failed attempts to engage a ready project, by reason: the Warning Event
-	// reasons (InvalidConfig, Unauthorized, ClusterUnreachable, EngageFailed). A project that
+	// reasons (ClusterSetupFailed, Unauthorized, ClusterUnreachable, EngageFailed). A project that
 	// stays broken counts again each time it is synced.
 	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcr_milo_provider_errors_total",

@@ -27,6 +27,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/clusterprofile"
@@ -69,8 +70,7 @@ func run(ctx context.Context, args []string) error {
 		Namespaces:         managerflags.SplitList(*namespaces),
 		IsReady:            clusterprofile.ConditionsTrue(managerflags.SplitList(*readyConditions)...),
 		UnreadyGracePeriod: *grace,
-		CacheSyncTimeout:   *syncTimeout,
-		RetryMaxDelay:      *maxRetry,
+		Options:            kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry},
 	}
 	if *consumer != "" {
 		opts.Secret = &clusterprofile.SecretStrategy{ConsumerName: *consumer}

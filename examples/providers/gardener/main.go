@@ -30,6 +30,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/gardener"
@@ -66,10 +67,9 @@ func run(ctx context.Context, args []string) error {
 		Topology:          gardener.Topology(*topology),
 		Namespaces:        managerflags.SplitList(*namespaces),
 		ExpirationSeconds: int64(expiration.Seconds()),
-		CacheSyncTimeout:  *syncTimeout,
-		RetryMaxDelay:     *maxRetry,
 		// IsUsable stays nil: ShootUsable in the garden (created, awake, API server not down),
 		// ShootAwake on a seed, whose copy of the Shoot's status may be stale.
+		Options: kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry},
 	}
 	if *selector != "" {
 		if opts.Selector, err = labels.Parse(*selector); err != nil {

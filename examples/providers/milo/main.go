@@ -32,6 +32,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/milo"
@@ -76,9 +77,8 @@ func run(ctx context.Context, args []string) error {
 	opts := milo.Options{
 		Mode:               m,
 		UnreadyGracePeriod: *grace,
-		CacheSyncTimeout:   *syncTimeout,
-		RetryMaxDelay:      *maxRetry,
 		// BaseConfig stays nil: the host's config, whose credentials every control plane sees.
+		Options: kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry},
 	}
 	if *selector != "" {
 		if opts.Selector, err = labels.Parse(*selector); err != nil {
