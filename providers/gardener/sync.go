@@ -106,9 +106,15 @@ func (p *Provider) syncShoot(ctx context.Context, key types.NamespacedName) kit.
 	}
 	member.Config = cfg
 	res, engaged := p.engage(ctx, key, member)
-	if engaged {
+	switch {
+	case engaged:
 		sc.engagedExpires = sc.latest.expires
-	} else if res.Retry {
+	case res.Reason == kit.ReasonUnauthorized:
+		// Freshly issued credentials that the shoot refuses are not worth trying again: the
+		// retry asks for new ones.
+		sc.latest = nil
+		fallthrough
+	case res.Retry:
 		p.syncAtExpiry(key, sc)
 	}
 	return res

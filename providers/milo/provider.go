@@ -121,6 +121,8 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 		Subject:  "Project",
 		Errors:   Errors,
 		Broken:   BrokenProjects,
+		// Control planes are paths of one front door: a 404 means the project is not served.
+		NotFoundMeansNotServed: true,
 	})
 	if err != nil {
 		return nil, err

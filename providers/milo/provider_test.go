@@ -239,17 +239,19 @@ func TestSelector(t *testing.T) {
 	waitEvent(t, "Project", name, milo.ReasonClusterDisengaged, "not selected")
 }
 
-// TestBrokenProjectDoesNotStopOthers has one ready project whose control plane does not answer
-// and one that does: the healthy one is engaged, the broken one gets a Warning Event, an error log
+// TestBrokenProjectDoesNotStopOthers has ready projects whose control plane does not answer or
+// is not served, and one that answers: the healthy one is engaged, the broken one gets a Warning Event, an error log
 // line with its cluster name and a count in the metrics, and it is engaged once its control plane
 // answers. In ProjectControlPlane mode, a project left at the default in-cluster Service host
 // (which does not resolve here) is reported the same way.
 func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 	t.Run("Project", func(t *testing.T) {
-		broken, healthy := uniqueName("broken"), uniqueName("healthy")
+		// broken is served by Milo but its control plane does not answer (502); unserved is not
+		// served at all (404), which the path-routed access check also takes for unreachable.
+		broken, unserved, healthy := uniqueName("broken"), uniqueName("unserved"), uniqueName("healthy")
 		route(t, healthy, "alpha")
 		routeNowhere(t, broken)
-		for _, name := range []string{broken, healthy} {
+		for _, name := range []string{broken, unserved, healthy} {
 			newProject(t, name, nil)
 			setReadyT(t, milo.ModeProject, name, true)
 		}
@@ -269,6 +271,10 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 		}
 		if s.rec.Count(clusterName(broken)) != 0 {
 			t.Error("the broken project was engaged")
+		}
+		waitEvent(t, "Project", unserved, milo.ReasonClusterUnreachable, "404")
+		if s.rec.Count(clusterName(unserved)) != 0 {
+			t.Error("a project whose control plane Milo does not serve (404) was engaged")
 		}
 
 		// The control plane answers: the retries engage it.

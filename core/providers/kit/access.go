@@ -27,12 +27,24 @@ var ErrUnreachable = errors.New("the member did not answer")
 // still proves both. The error wraps ErrUnauthorized or ErrUnreachable and never contains the
 // member's address or credentials: a URL may carry secrets, and the error ends up in Events.
 func CheckAccess(ctx context.Context, cl cluster.Cluster) error {
+	return checkAccess(ctx, cl, false)
+}
+
+// CheckServed is CheckAccess for members behind a front door that routes by path: a NotFound
+// answer means that nothing serves the member's path, and is ErrUnreachable.
+func CheckServed(ctx context.Context, cl cluster.Cluster) error {
+	return checkAccess(ctx, cl, true)
+}
+
+func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable bool) error {
 	c, err := authenticationv1client.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err)
 	}
 	_, err = c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
+	case apierrors.IsNotFound(err) && notFoundIsUnreachable:
+		return fmt.Errorf("%w: %s", ErrUnreachable, describe(err))
 	case err == nil, apierrors.IsForbidden(err), apierrors.IsNotFound(err):
 		return nil
 	case apierrors.IsUnauthorized(err):

@@ -68,13 +68,18 @@ type Result struct {
 	// once After has passed (for example when a grace period ends or credentials expire), and
 	// resets its backoff.
 	After time.Duration
+
+	// Reason is the reason of the problem Engage or Fail reported, empty when there was none,
+	// for a provider that reacts to one failure in particular (credentials the member refused,
+	// say). The Engine does not read it.
+	Reason string
 }
 
 // Merge returns the result that satisfies both r and o: a retry when either retries, else the
 // earlier positive After.
 func (r Result) Merge(o Result) Result {
 	if r.Retry || o.Retry {
-		return Result{Retry: true}
+		return Result{Retry: true, Reason: r.Reason + o.Reason}
 	}
 	switch {
 	case r.After <= 0:
@@ -259,6 +264,9 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 func (e *Engine[K]) checkAccess(ctx context.Context, cl cluster.Cluster) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Options.CacheSyncTimeout)
 	defer cancel()
+	if e.opts.NotFoundMeansNotServed {
+		return CheckServed(ctx, cl)
+	}
 	return CheckAccess(ctx, cl)
 }
 
@@ -280,7 +288,8 @@ func (e *Engine[K]) Disengage(name multicluster.ClusterName, regarding client.Ob
 		return
 	}
 	wasEngaged := st.engaged != nil
-	e.problems.Resolve(&st.problem, log)
+	// Not Resolve: the member goes, its problem is not solved (it may be why it goes).
+	e.problems.Drop(&st.problem)
 	if wasEngaged {
 		e.opts.Clusters.Remove(name)
 	}
@@ -300,7 +309,7 @@ func (e *Engine[K]) Fail(key K, m Member, err error) Result {
 	st := e.state(key, m.Name)
 	p := problemOf(err)
 	e.problems.Report(&st.problem, e.log.WithValues("cluster", m.Name), m.Regarding, m.Related, p.reason, p.metricReason, err)
-	return Result{Retry: p.retry}
+	return Result{Retry: p.retry, Reason: p.reason}
 }
 
 // ProblemError is an error with the reason it is reported under. Build one with Permanent or

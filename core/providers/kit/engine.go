@@ -69,6 +69,14 @@ type EngineOptions[K comparable] struct {
 	// Defaults to false.
 	RunHost bool
 
+	// NotFoundMeansNotServed makes the access check take a 404 answer for a member that is not
+	// there (CheckServed instead of CheckAccess): for members reached through a front door that
+	// routes by path, where a path that is not routed answers 404.
+	//
+	// Defaults to false: a 404 means the API server does not serve SelfSubjectReviews, and the
+	// member counts as reachable.
+	NotFoundMeansNotServed bool
+
 	// Subject names what a key or member is in log messages, e.g. "Cluster" in "Cluster
 	// cannot be engaged".
 	//

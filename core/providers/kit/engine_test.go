@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -390,5 +392,21 @@ func TestMetricsAreNamedAlike(t *testing.T) {
 	want := []string{"mcr_kind_provider_broken_clusters", "mcr_kind_provider_errors_total"}
 	if !slices.Equal(got, want) {
 		t.Errorf("metric names %v, want %v", got, want)
+	}
+}
+
+func TestCheckServedTakesNotFoundForAMemberThatIsNotThere(t *testing.T) {
+	// A front door that routes by path and serves nothing on this one.
+	door := httptest.NewServer(http.NotFoundHandler())
+	defer door.Close()
+	cl, err := cluster.New(&rest.Config{Host: door.URL + "/projects/gone/control-plane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kit.CheckAccess(t.Context(), cl); err != nil {
+		t.Errorf("CheckAccess = %v; a 404 means reviews are not served, which is reachable", err)
+	}
+	if err := kit.CheckServed(t.Context(), cl); !errors.Is(err, kit.ErrUnreachable) {
+		t.Errorf("CheckServed = %v, want ErrUnreachable", err)
 	}
 }
