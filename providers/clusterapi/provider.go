@@ -1,7 +1,6 @@
 package clusterapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -31,8 +29,9 @@ var (
 // Provider engages one cluster for every ready Cluster API Cluster on a management (host)
 // cluster. Create it with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[types.NamespacedName]
 
 	opts   Options
 	host   cluster.Cluster
@@ -98,18 +97,16 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}
 	p := &Provider{opts: o, host: host}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
-	engine, err := kit.NewEngine(kit.EngineOptions[types.NamespacedName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[types.NamespacedName]{p.source()},
-		Host:     host,
-		RunHost:  ownHost,
-		Subject:  "Cluster",
-		Errors:   Errors,
-		Broken:   BrokenClusters,
+	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[types.NamespacedName]{p.source()},
+		Host:    host,
+		RunHost: ownHost,
+		Subject: "Cluster",
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err
@@ -128,21 +125,6 @@ func keepKubeconfigDataOnly(obj any) (any, error) {
 		s.ManagedFields = nil
 	}
 	return obj, nil
-}
-
-// ListClusters returns the names of the engaged clusters, sorted; the name multicluster-runtime's
-// Cluster API provider uses for ClusterNames.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	return p.ClusterNames()
-}
-
-// Start watches the host's Clusters and kubeconfig Secrets and engages a cluster with aware for
-// every ready one, until ctx ends; then it disengages every cluster and returns. It fails when
-// the host's informers do not sync within Options.CacheSyncTimeout (for example because the
-// Cluster API CRDs are not installed), when the host cluster built by New stops, and when called
-// twice. The manager calls Start; users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 // source watches the host's Cluster and Secret informers; both map to the Cluster's key.

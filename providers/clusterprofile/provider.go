@@ -1,12 +1,10 @@
 package clusterprofile
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +20,6 @@ import (
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -35,13 +32,13 @@ var (
 // Provider engages one cluster for every ready ClusterProfile on a hub (host) cluster. Create it
 // with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[types.NamespacedName]
 
-	opts    Options
-	host    cluster.Cluster
-	engine  *kit.Engine[types.NamespacedName]
-	started atomic.Bool
+	opts   Options
+	host   cluster.Cluster
+	engine *kit.Engine[types.NamespacedName]
 
 	mu       sync.Mutex
 	profiles map[types.NamespacedName]*profileState
@@ -64,7 +61,7 @@ type profileState struct {
 // New returns a provider that watches ClusterProfiles on the hub cluster hostConfig points at.
 // It builds its own host cluster, which Start runs, with a cache that holds only the
 // ClusterProfiles of Options.Namespaces and, with the Secret strategy, the Secrets there
-// labeled for Options.Secret.ConsumerName. It needs the RBAC in README.md and nothing else.
+// labeled for Options.Secret.ConsumerName. It needs the RBAC of config/rbac.yaml and nothing else.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("clusterprofile provider: host config is nil")
@@ -146,18 +143,17 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 	}
 	o.Namespaces = slices.Clone(o.Namespaces)
 	p := &Provider{opts: o, host: host, profiles: map[types.NamespacedName]*profileState{}}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
-	engine, err := kit.NewEngine(kit.EngineOptions[types.NamespacedName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[types.NamespacedName]{p.source()},
-		Host:     host,
-		RunHost:  ownHost,
-		Subject:  "Cluster",
-		Errors:   Errors,
-		Broken:   BrokenClusters,
+	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[types.NamespacedName]{p.source()},
+		Host:    host,
+		RunHost: ownHost,
+		Stopped: p.forgetProfiles,
+		Subject: "Cluster",
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err
@@ -190,34 +186,17 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// ListClusters returns the names of the engaged clusters, sorted.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	return p.ClusterNames()
-}
-
-// Start watches the hub's ClusterProfiles (and, with the Secret strategy, kubeconfig Secrets)
-// and engages a cluster with aware for every ready one, until ctx ends; then it disengages every
-// cluster and returns. It fails when the host's informers do not sync within
-// Options.CacheSyncTimeout (for example because the ClusterProfile CRD is not installed), when
-// the host cluster built by New stops, and when called twice. A host given to NewForHost is
-// neither started nor stopped by Start. The manager calls Start; users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	// Only the first Start runs; a second one must not clean up after it.
-	first := p.started.CompareAndSwap(false, true)
-	err := p.engine.Run(ctx, aware)
-	if !first {
-		return err
-	}
-	// The engine disengaged every cluster: forget what was kept about them.
+// forgetProfiles drops what the provider kept about profiles once the engine has disengaged
+// every cluster.
+func (p *Provider) forgetProfiles() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, st := range p.profiles {
 		if !st.unreadySince.IsZero() {
 			UnreadyEngagedClusters.Dec()
 		}
 	}
 	p.profiles = map[types.NamespacedName]*profileState{}
-	p.mu.Unlock()
-	return err
 }
 
 // source watches the host's ClusterProfile (and Secret) informers; both map to the profile's

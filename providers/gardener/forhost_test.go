@@ -28,7 +28,7 @@ import (
 // context ends Start returns without stopping the host, whose cache keeps following changes.
 func TestNewForHost(t *testing.T) {
 	ctx := t.Context()
-	// The cache restriction README.md recommends for a shared seed host.
+	// The cache restriction docs/providers/gardener.md recommends for a shared seed host.
 	hostCluster, err := cluster.New(fleet.Member("host").Config(), func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache.ByObject = map[client.Object]cache.ByObject{

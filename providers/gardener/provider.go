@@ -1,7 +1,6 @@
 package gardener
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,7 +22,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -37,8 +35,9 @@ var (
 // control plane of a seed cluster (Options.Topology). Create it with New or NewForHost and hand
 // it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[types.NamespacedName]
 
 	opts   Options
 	host   cluster.Cluster
@@ -55,8 +54,8 @@ type Provider struct {
 // New returns a provider that watches the garden or seed cluster hostConfig points at
 // (Options.Topology). It builds its own host cluster, which Start runs, with a cache that holds
 // only what the provider reads: Shoots of Options.Namespaces (garden), or Cluster objects and
-// the Secrets named "gardener" (seed, keeping only their kubeconfig). It needs the RBAC in
-// README.md and nothing else.
+// the Secrets named "gardener" (seed, keeping only their kubeconfig). It needs the RBAC of
+// config/rbac-garden.yaml or config/rbac-seed.yaml and nothing else.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("gardener provider: host config is nil")
@@ -119,7 +118,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 // (authenticationv1alpha1.AddToScheme), which the provider POSTs to shoots/adminkubeconfig with
 // host's client and REST config; for TopologySeed the extensions Cluster
 // (extensionsv1alpha1.AddToScheme) and Secrets (client-go's scheme). host's identity needs the
-// RBAC in README.md. Its cache is the caller's: in the seed, a default cache holds every Secret
+// RBAC of config/rbac-<topology>.yaml. Its cache is the caller's: in the seed, a default cache holds every Secret
 // of the cluster with its data, so restrict it (cache.Options.ByObject for Secrets, field
 // metadata.name=gardener) to what the provider needs; in the garden, it may hold namespaces
 // beyond Options.Namespaces, whose Shoots the provider ignores.
@@ -147,22 +146,20 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 	}
 	shared := o.Options
 	shared.Logger = o.Logger.WithValues("topology", string(o.Topology))
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: shared.Logger}
 	syncKey := p.syncShoot
 	if o.Topology == TopologySeed {
 		syncKey = p.syncSeedCluster
 	}
-	engine, err := kit.NewEngine(kit.EngineOptions[types.NamespacedName]{
-		Name:     providerName,
-		Options:  shared,
-		Clusters: &p.Clusters,
-		Sync:     syncKey,
-		Sources:  []kit.Source[types.NamespacedName]{p.source()},
-		Host:     host,
-		RunHost:  ownHost,
-		Subject:  "Cluster",
-		Errors:   Errors,
-		Broken:   BrokenClusters,
+	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
+		Name:    providerName,
+		Options: shared,
+		Sync:    syncKey,
+		Sources: []kit.Source[types.NamespacedName]{p.source()},
+		Host:    host,
+		RunHost: ownHost,
+		Subject: "Cluster",
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err
@@ -233,22 +230,6 @@ func keepKubeconfigOnly(obj any) (any, error) {
 
 // Topology returns the topology the provider runs in.
 func (p *Provider) Topology() Topology { return p.opts.Topology }
-
-// ListClusters returns the names of the engaged clusters, sorted.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	return p.ClusterNames()
-}
-
-// Start watches the host cluster and engages a cluster with aware for every usable Shoot (or
-// seed Cluster object), until ctx ends; then it disengages every cluster and returns. It runs
-// the host cluster New built; a host given to NewForHost keeps running when Start returns. It
-// fails when the host's informers do not sync within Options.CacheSyncTimeout (for example
-// because the Gardener API or the Cluster CRD is not there, or a shared host is not started),
-// when the host cluster built by New stops, and when called twice. The manager calls Start;
-// users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
-}
 
 // source watches the host's informers: Shoots (garden), or Cluster objects and the "gardener"
 // Secrets in their namespaces (seed).

@@ -19,7 +19,6 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -32,8 +31,9 @@ var (
 // Provider engages every logical cluster of a kcp virtual workspace, for example the workspaces
 // that bind an APIExport. Create it with New and hand it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[key]
 
 	opts      Options
 	log       logr.Logger
@@ -96,35 +96,23 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 		endpoints: map[string]*endpoint{},
 		engaged:   map[multicluster.ClusterName]*scopedCluster{},
 	}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
-	p.engine, err = kit.NewEngine(kit.EngineOptions[key]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[key]{sliceSource{p}},
-		Keys:     p.endpointKeys,
-		Host:     host,
-		RunHost:  true,
-		Subject:  "Logical cluster",
-		Errors:   Errors,
-		Broken:   BrokenLogicalClusters,
+	p.engine, err = p.Init(kit.EngineOptions[key]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[key]{sliceSource{p}},
+		Keys:    p.endpointKeys,
+		Host:    host,
+		RunHost: true,
+		Subject: "Logical cluster",
+		Errors:  Errors,
+		Broken:  BrokenLogicalClusters,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.endpointProblems = kit.Problems{Subject: "Endpoint", Errors: Errors, Broken: BrokenEndpoints, Events: p.engine.Events()}
 	return p, nil
-}
-
-// Start watches the APIExportEndpointSlice and, for every endpoint URL in its status, the
-// logical clusters served there; it engages each ready logical cluster with aware, until ctx
-// ends. Then it disengages every cluster, stops every endpoint and returns nil. It fails when
-// the slice's informer does not sync within Options.CacheSyncTimeout (the apis.kcp.io API is
-// not served where the config points, or list/watch is forbidden) and when called twice. The
-// manager calls Start; users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 // sync syncs an endpoint or a logical cluster.

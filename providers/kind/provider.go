@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -20,7 +17,9 @@ var (
 // multi-cluster manager runs it (Start). Get and IndexField come from the embedded
 // clusters.Clusters.
 type Provider struct {
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[multicluster.ClusterName]
 
 	opts   Options
 	kind   *kindCalls
@@ -35,26 +34,17 @@ type Provider struct {
 func New(opts Options) *Provider {
 	o := opts.withDefaults()
 	p := &Provider{opts: o, kind: newKindCalls(o.KindOptions, o.CommandTimeout, concurrentReads)}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger.V(1)}
 	// NewEngine fails only without Name, Clusters or Sync, which are all given.
-	p.engine, _ = kit.NewEngine(kit.EngineOptions[multicluster.ClusterName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[multicluster.ClusterName]{kindSource{p}},
-		Subject:  "Kind cluster",
-		Errors:   Errors,
-		Broken:   BrokenClusters,
+	p.engine, _ = p.Init(kit.EngineOptions[multicluster.ClusterName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[multicluster.ClusterName]{kindSource{p}},
+		Subject: "Kind cluster",
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	return p
-}
-
-// Start engages the kind clusters with aware and keeps the fleet in step with them until ctx
-// ends; then it disengages every cluster and returns nil. A manager calls it. Problems with the
-// container engine or with single clusters are logged and retried; they never make Start fail.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 // kindSource lists the kind clusters every PollInterval (kit.Poll) and, when it stops, gives the

@@ -1,7 +1,6 @@
 package kubeconfig
 
 import (
-	"context"
 	"errors"
 	"sync"
 
@@ -14,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -27,8 +25,9 @@ var (
 // Provider engages one cluster for every labeled kubeconfig Secret on a host cluster. Create it
 // with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[types.NamespacedName]
 
 	opts     Options
 	host     cluster.Cluster
@@ -87,19 +86,17 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 		secrets:  map[types.NamespacedName]*secretState{},
 		owners:   map[multicluster.ClusterName]types.NamespacedName{},
 	}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
-	engine, err := kit.NewEngine(kit.EngineOptions[types.NamespacedName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[types.NamespacedName]{p.source()},
-		Keys:     p.secretKeys,
-		Host:     host,
-		RunHost:  ownHost,
-		Subject:  "Kubeconfig Secret",
-		Errors:   secretErrors,
-		Broken:   brokenClusters,
+	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[types.NamespacedName]{p.source()},
+		Keys:    p.secretKeys,
+		Host:    host,
+		RunHost: ownHost,
+		Subject: "Kubeconfig Secret",
+		Errors:  secretErrors,
+		Broken:  brokenClusters,
 	})
 	if err != nil {
 		return nil, err
@@ -112,20 +109,6 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 // selector selects the Secrets labeled Options.SecretLabel=true.
 func selector(o Options) labels.Selector {
 	return labels.SelectorFromSet(labels.Set{o.SecretLabel: labelValue})
-}
-
-// ListClusters returns the names of the engaged clusters, sorted. It is ClusterNames under the
-// name multicluster-runtime's kubeconfig provider uses.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	return p.ClusterNames()
-}
-
-// Start watches the host's kubeconfig Secrets and engages a cluster with aware for each, until ctx
-// ends; then it disengages every cluster and returns. It fails when the host's Secret informer
-// does not sync within Options.CacheSyncTimeout, when the host cluster built by New stops, and
-// when called twice. The manager calls Start; users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 // source watches the host's Secret informer. The old object of an update counts too, so that a

@@ -1,7 +1,6 @@
 package milo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
@@ -30,8 +28,9 @@ var (
 // Provider engages one cluster, named after the project, for every ready Milo project. Create
 // it with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {
-	// The embedded set supplies Get, IndexField and ClusterNames.
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[string]
 
 	opts   Options
 	host   cluster.Cluster
@@ -63,7 +62,7 @@ func Scheme() (*runtime.Scheme, error) {
 // New returns a provider that watches the Milo apiserver (ModeProject) or the infrastructure
 // cluster (ModeProjectControlPlane) hostConfig points at. It builds its own host cluster, which
 // Start runs, with a cache that holds only the objects of its Mode, without managed fields. It
-// needs the RBAC in README.md and nothing else on the host.
+// needs the RBAC of config/rbac.yaml and nothing else on the host.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("milo provider: host config is nil")
@@ -107,20 +106,18 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 // newProvider builds the provider and its engine from defaulted options.
 func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
 	p := &Provider{opts: o, host: host, unreadySince: map[string]time.Time{}}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
 	shared := o.Options
 	shared.Logger = o.Logger.WithValues("mode", string(o.Mode))
-	engine, err := kit.NewEngine(kit.EngineOptions[string]{
-		Name:     providerName,
-		Options:  shared,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[string]{p.source()},
-		Host:     host,
-		RunHost:  ownHost,
-		Subject:  "Project",
-		Errors:   Errors,
-		Broken:   BrokenProjects,
+	engine, err := p.Init(kit.EngineOptions[string]{
+		Name:    providerName,
+		Options: shared,
+		Sync:    p.sync,
+		Sources: []kit.Source[string]{p.source()},
+		Host:    host,
+		RunHost: ownHost,
+		Subject: "Project",
+		Errors:  Errors,
+		Broken:  BrokenProjects,
 		// Control planes are paths of one front door: a 404 means the project is not served.
 		NotFoundMeansNotServed: true,
 	})
@@ -133,15 +130,6 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 
 // Mode returns the mode the provider runs in.
 func (p *Provider) Mode() Mode { return p.opts.Mode }
-
-// Start watches the host's Projects or ProjectControlPlanes and engages a cluster with aware for
-// every ready one, until ctx ends; then it disengages every cluster and returns. It fails when
-// the host's informer does not sync within Options.CacheSyncTimeout (for example because the
-// Milo CRDs are not installed), when the host cluster built by New stops, and when called twice.
-// The manager calls Start; users do not.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
-}
 
 // source watches the host's informer of the Mode's type; a project's key is its name.
 func (p *Provider) source() kit.Source[string] {

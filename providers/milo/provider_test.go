@@ -392,10 +392,3 @@ func TestNew(t *testing.T) {
 		t.Errorf("Get before Start = %v, want ErrClusterNotFound", err)
 	}
 }
-
-// TestREADMEShowsManifest keeps the RBAC manifest in README.md identical to config/rbac.yaml.
-func TestREADMEShowsManifest(t *testing.T) {
-	if err := providertest.READMEShowsManifests("README.md", "config/rbac.yaml"); err != nil {
-		t.Error(err)
-	}
-}

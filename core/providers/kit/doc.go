@@ -1,7 +1,9 @@
 // Package kit is the provider kit: the one engine every provider of mcr runs on, so that a
 // provider is the code that says where members come from and nothing else.
 //
-// A provider has three parts, and the kit supplies everything around them:
+// A provider embeds Members, which supplies the provider contract (Get, IndexField, Start) and
+// builds its Engine in Members.Init. It has three parts, and the kit supplies everything around
+// them:
 //
 //   - its Options embed kit.Options, the fields every provider shares (Policy, RESTOptions,
 //     ClusterOptions, CacheSyncTimeout, SkipAccessCheck, retry delays, ResyncPeriod,

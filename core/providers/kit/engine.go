@@ -77,6 +77,10 @@ type EngineOptions[K comparable] struct {
 	// member counts as reachable.
 	NotFoundMeansNotServed bool
 
+	// Stopped, when not nil, is called once Run has disengaged every member, before it returns,
+	// for a provider to forget state of its own about members.
+	Stopped func()
+
 	// Subject names what a key or member is in log messages, e.g. "Cluster" in "Cluster
 	// cannot be engaged".
 	//
@@ -108,6 +112,8 @@ type Engine[K comparable] struct {
 	aware   multicluster.Aware
 	members map[multicluster.ClusterName]*memberState[K]
 }
+
+var errNotInitialized = errors.New("provider kit: the provider was not created with its constructor (Members.Init was not called)")
 
 // NewEngine returns an Engine with an empty queue. Keys may be added from the moment it
 // returns; Run processes them.
@@ -205,6 +211,9 @@ func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
 
 	e.loop.Run(ctx)
 	e.stopAll()
+	if e.opts.Stopped != nil {
+		e.opts.Stopped()
+	}
 	return host.Err()
 }
 

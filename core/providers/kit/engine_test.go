@@ -32,7 +32,7 @@ import (
 // memberProvider is the smallest provider on the kit: the test sets each member's config in a
 // Desired set and queues its name; Sync engages what is desired and disengages the rest.
 type memberProvider struct {
-	clusters.Clusters[cluster.Cluster]
+	kit.Members[string]
 	engine  *kit.Engine[string]
 	desired kit.Desired[string, *rest.Config]
 	objects sync.Map // name → *corev1.ConfigMap the member's Events go on
@@ -55,24 +55,18 @@ func newMemberProvider(t *testing.T, opts kit.Options) *memberProvider {
 		opts.RetryMinDelay, opts.RetryMaxDelay = 50*time.Millisecond, 500*time.Millisecond
 	}
 	opts.EventRecorder = p.events
-	p.Options.CacheSyncTimeout = opts.CacheSyncTimeout
-	e, err := kit.NewEngine(kit.EngineOptions[string]{
-		Name:     "member-provider",
-		Options:  opts,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Errors:   p.errs,
-		Broken:   p.broken,
+	e, err := p.Init(kit.EngineOptions[string]{
+		Name:    "member-provider",
+		Options: opts,
+		Sync:    p.sync,
+		Errors:  p.errs,
+		Broken:  p.broken,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.engine = e
 	return p
-}
-
-func (p *memberProvider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 func (p *memberProvider) object(name string) *corev1.ConfigMap {
@@ -408,5 +402,12 @@ func TestCheckServedTakesNotFoundForAMemberThatIsNotThere(t *testing.T) {
 	}
 	if err := kit.CheckServed(t.Context(), cl); !errors.Is(err, kit.ErrUnreachable) {
 		t.Errorf("CheckServed = %v, want ErrUnreachable", err)
+	}
+}
+
+func TestMembersStartWithoutInitFails(t *testing.T) {
+	var m kit.Members[string]
+	if err := m.Start(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "Members.Init") {
+		t.Errorf("Start of a Members never initialized = %v, want an error naming Members.Init", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,28 +35,4 @@ func ManifestRules(path, kind string) ([]rbacv1.PolicyRule, error) {
 		return role.Rules, nil
 	}
 	return nil, fmt.Errorf("%s has no %s", path, kind)
-}
-
-// READMEShowsManifests returns an error naming each manifest file that the README at readme
-// does not show verbatim in a yaml code block, so that the documented RBAC cannot drift from
-// the manifest the tests run with.
-func READMEShowsManifests(readme string, manifests ...string) error {
-	text, err := os.ReadFile(readme)
-	if err != nil {
-		return err
-	}
-	var missing []string
-	for _, path := range manifests {
-		manifest, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(text, []byte("```yaml\n"+string(manifest)+"```")) {
-			missing = append(missing, path)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s does not show %s verbatim in a yaml block; copy it over", readme, strings.Join(missing, ", "))
-	}
-	return nil
 }

@@ -55,15 +55,3 @@ func TestManifestRules(t *testing.T) {
 		t.Error("a manifest with an unknown field was accepted")
 	}
 }
-
-func TestREADMEShowsManifests(t *testing.T) {
-	path := write(t, "rbac.yaml", manifest)
-	good := write(t, "README.md", "# p\n\n```yaml\n"+manifest+"```\n")
-	if err := providertest.READMEShowsManifests(good, path); err != nil {
-		t.Errorf("README with the manifest: %v", err)
-	}
-	stale := write(t, "STALE.md", "# p\n\n```yaml\n"+strings.Replace(manifest, "list", "lisst", 1)+"```\n")
-	if err := providertest.READMEShowsManifests(stale, path); err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("README with a stale manifest: %v, want an error naming %s", err, path)
-	}
-}

@@ -18,9 +18,9 @@
 //
 // # What a provider has to do, and who does it here
 //
-//   - Get and IndexField of multicluster.Provider and the lifecycle of each cluster (start,
-//     bounded cache sync, indexes, engage, disengage by canceling its context): the embedded
-//     clusters.Clusters.
+//   - Get and IndexField of multicluster.Provider, Start of multicluster.ProviderRunnable, and
+//     the lifecycle of each cluster (start, bounded cache sync, indexes, engage, disengage by
+//     canceling its context): the embedded kit.Members (mcr.dev/core/providers/kit).
 //   - The queue, parallel syncs, backoff, resync, the access check, re-engaging only when
 //     credentials change, keeping a working member when its new kubeconfig is bad, and one way
 //     of reporting (log, Events on the ConfigMap, metrics): the provider kit's Engine

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -68,10 +67,12 @@ var (
 // snippet:begin provider-type
 
 // Provider engages one cluster per key of a ConfigMap in the host cluster. Create it with New
-// and hand it to a manager, which calls Start. Get and IndexField come from the embedded
-// clusters.Clusters; everything else but discovery comes from the kit's Engine.
+// and hand it to a manager, which calls Start. The embedded kit.Members supplies the provider
+// contract; everything else but discovery comes from the kit's Engine.
 type Provider struct {
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[multicluster.ClusterName]
 
 	opts   Options
 	host   cluster.Cluster // its cache holds the one ConfigMap
@@ -94,15 +95,13 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{opts: o, host: host}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger}
-	p.engine, err = kit.NewEngine(kit.EngineOptions[multicluster.ClusterName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[multicluster.ClusterName]{p.source()},
-		Host:     host,
-		RunHost:  true, // the provider built the host, so it runs it
+	p.engine, err = p.Init(kit.EngineOptions[multicluster.ClusterName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[multicluster.ClusterName]{p.source()},
+		Host:    host,
+		RunHost: true, // the provider built the host, so it runs it
 	})
 	if err != nil {
 		return nil, err
@@ -110,13 +109,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	return p, nil
 }
 
-// snippet:begin provider-start
-
-// Start watches the ConfigMap and engages its clusters with aware until ctx ends; then it
-// disengages them all and returns. The manager calls it.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
-}
+// snippet:begin provider-source
 
 // source queues every key of the ConfigMap, also the keys an update removed.
 func (p *Provider) source() kit.Source[multicluster.ClusterName] {
@@ -136,7 +129,7 @@ func (p *Provider) source() kit.Source[multicluster.ClusterName] {
 	}
 }
 
-// snippet:end provider-start
+// snippet:end provider-source
 
 // snippet:begin provider-sync
 
