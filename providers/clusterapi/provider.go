@@ -58,12 +58,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	}
 	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
-		if len(o.Namespaces) > 0 {
-			co.Cache.DefaultNamespaces = map[string]cache.Config{}
-			for _, ns := range o.Namespaces {
-				co.Cache.DefaultNamespaces[ns] = cache.Config{}
-			}
-		}
+		co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
 		co.Cache.ByObject = map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {
 				Label:     labels.NewSelector().Add(*hasLabel),

@@ -91,7 +91,7 @@ func TestEngagesWhenReadyNotBefore(t *testing.T) {
 	setInitialized(t, c, true)
 	s.waitEngaged(t, c.clusterName())
 	s.requireReaches(t, c.clusterName(), "east")
-	waitEvent(t, c, clusterapi.ReasonClusterEngaged, clusterapi.KubeconfigSecretName(c.name))
+	waitEvent(t, c, kit.ReasonClusterEngaged, clusterapi.KubeconfigSecretName(c.name))
 	if got := s.provider.ListClusters(); len(got) != 1 || got[0] != c.clusterName() {
 		t.Errorf("ListClusters() = %v, want [%s]", got, c.clusterName())
 	}
@@ -179,7 +179,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 		t.Errorf("Get = %v, %v; want the re-engaged instance", cl, err)
 	}
 	s.requireReaches(t, c.clusterName(), "east")
-	waitEvent(t, c, clusterapi.ReasonCredentialsRotated)
+	waitEvent(t, c, kit.ReasonCredentialsRotated)
 }
 
 // waitDisengagedInstance waits until the engage context of one instance ends.
@@ -244,7 +244,7 @@ func TestUnreadyDisengagesReadyEngagesAgain(t *testing.T) {
 
 	setInitialized(t, c, false)
 	s.waitDisengaged(t, c.clusterName(), first)
-	waitEvent(t, c, clusterapi.ReasonClusterDisengaged, "not ready")
+	waitEvent(t, c, kit.ReasonClusterDisengaged, "not ready")
 
 	setInitialized(t, c, true)
 	again := s.waitEngaged(t, c.clusterName())
@@ -356,7 +356,7 @@ func TestPredicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitDisengaged(t, match.clusterName(), e)
-	waitEvent(t, match, clusterapi.ReasonClusterDisengaged, "not selected")
+	waitEvent(t, match, kit.ReasonClusterDisengaged, "not selected")
 }
 
 // execKubeconfig returns a kubeconfig for member that gets its token from an exec plugin.
@@ -430,13 +430,13 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	setInitialized(t, missing, true)
 
 	eGood := s.waitEngaged(t, good.clusterName())
-	note := waitEvent(t, broken["exec"], clusterapi.ReasonInvalidKubeconfig, "AllowExec")
+	note := waitEvent(t, broken["exec"], kit.ReasonInvalidKubeconfig, "AllowExec")
 	if strings.Contains(note, "get-token") {
 		t.Errorf("the Event quotes the kubeconfig: %q", note)
 	}
-	waitEvent(t, broken["garbage"], clusterapi.ReasonInvalidKubeconfig, clusterapi.KubeconfigSecretName("garbage"))
-	waitEvent(t, broken["unauthorized"], clusterapi.ReasonUnauthorized)
-	waitEvent(t, broken["unreachable"], clusterapi.ReasonClusterUnreachable, "127.0.0.1:1")
+	waitEvent(t, broken["garbage"], kit.ReasonInvalidKubeconfig, clusterapi.KubeconfigSecretName("garbage"))
+	waitEvent(t, broken["unauthorized"], kit.ReasonUnauthorized)
+	waitEvent(t, broken["unreachable"], kit.ReasonClusterUnreachable, "127.0.0.1:1")
 	waitEvent(t, missing, clusterapi.ReasonKubeconfigSecretMissing, clusterapi.KubeconfigSecretName("missing"))
 	if got := testutil.ToFloat64(clusterapi.Errors.WithLabelValues(kubeconfig.ReasonExecPlugin)); got <= execErrors {
 		t.Errorf("mcr_clusterapi_provider_errors_total{reason=ExecPlugin} = %v, want more than %v", got, execErrors)
@@ -464,10 +464,10 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	s.requireReaches(t, missing.clusterName(), "west")
 
 	// A broken rotation keeps the working credentials engaged.
-	before := waitEventCount(t, good, clusterapi.ReasonInvalidKubeconfig)
+	before := waitEventCount(t, good, kit.ReasonInvalidKubeconfig)
 	writeKubeconfig(t, good, []byte("garbage again: ["))
 	eventually(t, "InvalidKubeconfig Event on the good Cluster", func() error {
-		n, err := events(t.Context(), good, clusterapi.ReasonInvalidKubeconfig)
+		n, err := events(t.Context(), good, kit.ReasonInvalidKubeconfig)
 		if err != nil || len(n) <= before {
 			return fmt.Errorf("%d Events (%v)", len(n), err)
 		}
@@ -497,8 +497,8 @@ func TestPolicyAllowsExecWhenEnabled(t *testing.T) {
 	setInitialized(t, c, true)
 	// Accepted by the policy, the plugin then fails to run: the failure is about reaching the
 	// cluster, not about the kubeconfig.
-	waitEvent(t, c, clusterapi.ReasonClusterUnreachable)
-	if notes, err := events(t.Context(), c, clusterapi.ReasonInvalidKubeconfig); err != nil || len(notes) != 0 {
+	waitEvent(t, c, kit.ReasonClusterUnreachable)
+	if notes, err := events(t.Context(), c, kit.ReasonInvalidKubeconfig); err != nil || len(notes) != 0 {
 		t.Errorf("InvalidKubeconfig Events %q (%v) although the policy allows exec", notes, err)
 	}
 	if e, _ := s.rec.Latest(c.clusterName()); e != nil {

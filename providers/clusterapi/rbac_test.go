@@ -37,7 +37,7 @@ func TestRBACManifest(t *testing.T) {
 	s := runProvider(t, p, logs)
 	c := readyCluster(t, ns, "rbac", "east")
 	s.waitEngaged(t, c.clusterName())
-	waitEvent(t, c, clusterapi.ReasonClusterEngaged)
+	waitEvent(t, c, kit.ReasonClusterEngaged)
 }
 
 // mustManifestRules returns the rules of the ClusterRole in config/rbac.yaml.

@@ -53,12 +53,12 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Resul
 	member.From = "kubeconfig Secret " + secretKey.Name
 	data := secret.Data[KubeconfigDataKey]
 	if len(data) == 0 {
-		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(ReasonInvalidKubeconfig,
+		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(kit.ReasonInvalidKubeconfig,
 			fmt.Errorf("kubeconfig Secret %s has no data under key %q", secretKey, KubeconfigDataKey)), reasonMissingData))
 	}
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
 	if err != nil {
-		return p.engine.Fail(key, member, kit.Permanent(ReasonInvalidKubeconfig, fmt.Errorf("kubeconfig Secret %s: %w", secretKey, err)))
+		return p.engine.Fail(key, member, kit.Permanent(kit.ReasonInvalidKubeconfig, fmt.Errorf("kubeconfig Secret %s: %w", secretKey, err)))
 	}
 	member.Config = cfg
 	return p.engine.Engage(ctx, key, member)

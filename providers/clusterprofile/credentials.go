@@ -16,6 +16,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 )
 
 // The deprecated Secret strategy of the Cluster Inventory API: a consumer finds the kubeconfig of
@@ -129,23 +130,23 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 		for _, s := range list.Items {
 			names = append(names, s.Name)
 		}
-		return nil, &credentialError{reason: ReasonInvalidKubeconfig, metricReason: reasonAmbiguousSecrets,
+		return nil, &credentialError{reason: kit.ReasonInvalidKubeconfig, metricReason: reasonAmbiguousSecrets,
 			err: fmt.Errorf("%d kubeconfig Secrets in namespace %s labeled %s (%s), want exactly one", len(names), cp.Namespace, labels, strings.Join(names, ", "))}
 	}
 	secret := &list.Items[0]
 	where := fmt.Sprintf("Secret %s/%s", secret.Namespace, secret.Name)
 	data := secret.Data[SecretDataKey]
 	if len(data) == 0 {
-		return nil, &credentialError{reason: ReasonInvalidKubeconfig, metricReason: reasonMissingData, secret: secret,
+		return nil, &credentialError{reason: kit.ReasonInvalidKubeconfig, metricReason: reasonMissingData, secret: secret,
 			err: fmt.Errorf("kubeconfig %s has no data under key %q", where, SecretDataKey)}
 	}
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
 	if err != nil {
 		reason := kubeconfig.Reason(err)
 		if reason == "" {
-			reason = ReasonInvalidKubeconfig
+			reason = kit.ReasonInvalidKubeconfig
 		}
-		return nil, &credentialError{reason: ReasonInvalidKubeconfig, metricReason: reason, secret: secret,
+		return nil, &credentialError{reason: kit.ReasonInvalidKubeconfig, metricReason: reason, secret: secret,
 			err: fmt.Errorf("kubeconfig %s: %w", where, err)}
 	}
 	return &credentials{cfg: cfg, source: where, secret: secret}, nil

@@ -78,27 +78,20 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("clusterprofile provider: %w", err)
 	}
-	hostOpts := append([]cluster.Option{func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
-		co.Logger = o.Logger.WithName("host")
-		if len(o.Namespaces) > 0 {
-			co.Cache.DefaultNamespaces = map[string]cache.Config{}
-			for _, ns := range o.Namespaces {
-				co.Cache.DefaultNamespaces[ns] = cache.Config{}
-			}
-		}
+		co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
 		if o.Secret != nil {
 			co.Cache.ByObject = map[client.Object]cache.ByObject{
 				&corev1.Secret{}: {
 					Label:     labels.SelectorFromSet(labels.Set{SecretLabelConsumer: o.Secret.ConsumerName}),
-					Transform: dropManagedFields,
+					Transform: cache.TransformStripManagedFields(),
 				},
 			}
 		}
-	}}, o.HostClusterOptions...)
-	host, err := cluster.New(hostConfig, hostOpts...)
+	}, o.HostClusterOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("clusterprofile provider: creating the host cluster: %w", err)
+		return nil, err
 	}
 	return newProvider(opts, host, true)
 }
@@ -176,14 +169,6 @@ func checkHostScheme(s *runtime.Scheme, secrets bool) error {
 		errs = append(errs, fmt.Errorf("the host cluster's scheme lacks %s, which the Secret strategy reads; add it with clientgoscheme.AddToScheme (k8s.io/client-go/kubernetes/scheme)", gvk))
 	}
 	return errors.Join(errs...)
-}
-
-// dropManagedFields keeps cached objects small.
-func dropManagedFields(obj any) (any, error) {
-	if o, ok := obj.(client.Object); ok {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // forgetProfiles drops what the provider kept about profiles once the engine has disengaged

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -83,7 +84,7 @@ func TestEngagesThroughTokenPlugin(t *testing.T) {
 	if cfg.BearerToken != "" {
 		t.Error("the engaged config carries a token; credentials must come from the plugin only")
 	}
-	waitEvent(t, ns, "east", clusterprofile.ReasonClusterEngaged, `access provider "mcr-token"`)
+	waitEvent(t, ns, "east", kit.ReasonClusterEngaged, `access provider "mcr-token"`)
 
 	id, err := s.provider.Identity(name)
 	if err != nil {
@@ -206,7 +207,7 @@ func TestStatusChangesDoNotReengageCredentialChangesDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.requireReaches(t, name, "east")
-	waitEvent(t, ns, "p", clusterprofile.ReasonCredentialsRotated)
+	waitEvent(t, ns, "p", kit.ReasonCredentialsRotated)
 
 	// Endpoint change: the profile now describes another cluster.
 	if err := writeTokenSecret(t.Context(), ns+"-c", mustMemberToken(t, "west", ns+"-c"), ""); err != nil {
@@ -324,7 +325,7 @@ func TestUnreadyGracePeriod(t *testing.T) {
 	}
 	waitEvent(t, nsShort, "p", clusterprofile.ReasonClusterUnready, "100ms")
 	short.waitDisengaged(t, shortName, eShort)
-	waitEvent(t, nsShort, "p", clusterprofile.ReasonClusterDisengaged, "grace period")
+	waitEvent(t, nsShort, "p", kit.ReasonClusterDisengaged, "grace period")
 
 	waitEvent(t, nsLong, "p", clusterprofile.ReasonClusterUnready, "1h0m0s")
 	if !eLong.Alive() {
@@ -378,7 +379,7 @@ func TestDeletionAndDeselectionDisengage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitDisengaged(t, deselected, eDesel)
-	waitEvent(t, ns, "deselected", clusterprofile.ReasonClusterDisengaged, "not selected")
+	waitEvent(t, ns, "deselected", kit.ReasonClusterDisengaged, "not selected")
 }
 
 func TestDeprecatedCredentialProviders(t *testing.T) {

@@ -50,8 +50,8 @@ func TestRBACManifest(t *testing.T) {
 	mustCreateProfile(t, ns, "bysecret", healthyStatus())
 	s.waitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
 	s.waitEngaged(t, clusterprofile.ClusterName(ns, "bysecret"))
-	waitEvent(t, ns, "byplugin", clusterprofile.ReasonClusterEngaged)
-	waitEvent(t, ns, "bysecret", clusterprofile.ReasonClusterEngaged)
+	waitEvent(t, ns, "byplugin", kit.ReasonClusterEngaged)
+	waitEvent(t, ns, "bysecret", kit.ReasonClusterEngaged)
 }
 
 // mustManifestRules returns the rules of the ClusterRole in config/rbac.yaml.

@@ -16,6 +16,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -74,7 +75,7 @@ func TestSecretStrategy(t *testing.T) {
 	name := clusterprofile.ClusterName(ns, "bysecret")
 	first := s.waitEngaged(t, name)
 	s.requireReaches(t, name, "east")
-	waitEvent(t, ns, "bysecret", clusterprofile.ReasonClusterEngaged, "Secret "+ns+"/bysecret-kubeconfig")
+	waitEvent(t, ns, "bysecret", kit.ReasonClusterEngaged, "Secret "+ns+"/bysecret-kubeconfig")
 
 	// Access provider, in the same provider.
 	if err := writeTokenSecret(t.Context(), ns+"-plugin", mustMemberToken(t, "west", ns+"-plugin"), ""); err != nil {
@@ -108,7 +109,7 @@ func TestSecretStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.requireReaches(t, name, "east")
-	waitEvent(t, ns, "bysecret", clusterprofile.ReasonCredentialsRotated)
+	waitEvent(t, ns, "bysecret", kit.ReasonCredentialsRotated)
 
 	// An exec plugin in a Secret is refused by the hardened policy.
 	execCfg := clientcmdapi.NewConfig()
@@ -124,7 +125,7 @@ func TestSecretStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "execy", healthyStatus())
-	waitEvent(t, ns, "execy", clusterprofile.ReasonInvalidKubeconfig, "AllowExec")
+	waitEvent(t, ns, "execy", kit.ReasonInvalidKubeconfig, "AllowExec")
 	s.waitLogged(t, clusterprofile.ClusterName(ns, "execy"), "Cluster cannot be engaged", `"reason"="`+kubeconfig.ReasonExecPlugin+`"`)
 
 	// No Secret at all.
@@ -144,7 +145,7 @@ func TestSecretStrategy(t *testing.T) {
 		}
 	}
 	mustCreateProfile(t, ns, "twins", healthyStatus())
-	waitEvent(t, ns, "twins", clusterprofile.ReasonInvalidKubeconfig, "want exactly one")
+	waitEvent(t, ns, "twins", kit.ReasonInvalidKubeconfig, "want exactly one")
 	if err := hub.Delete(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "twin-2"}}); err != nil {
 		t.Fatal(err)
 	}

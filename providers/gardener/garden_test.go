@@ -60,7 +60,7 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 	})
 	first := r.waitEngaged(t, name)
 	r.requireReaches(t, name, "east")
-	waitEvent(t, "Shoot", ns, "life", gardener.ReasonClusterEngaged, "adminkubeconfig")
+	waitEvent(t, "Shoot", ns, "life", kit.ReasonClusterEngaged, "adminkubeconfig")
 	if n := len(issuedFor(proxy, key)); n != 1 {
 		t.Errorf("%d adminkubeconfig requests for one engagement, want 1", n)
 	}
@@ -70,7 +70,7 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 		s.Spec.Hibernation = &gardencorev1beta1.Hibernation{Enabled: ptr.To(true)}
 	})
 	r.waitDisengaged(t, name, first)
-	waitEvent(t, "Shoot", ns, "life", gardener.ReasonClusterDisengaged, "hibernat")
+	waitEvent(t, "Shoot", ns, "life", kit.ReasonClusterDisengaged, "hibernat")
 	mustUpdateShoot(t, key, false, func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Hibernation.Enabled = ptr.To(false)
 	})
@@ -133,7 +133,7 @@ func TestGardenRenewsCredentialsBeforeExpiry(t *testing.T) {
 	if !issued[1].Issued.Before(firstExpiry) {
 		t.Errorf("new credentials requested at %s, after the old ones expired at %s", issued[1].Issued.Format(time.RFC3339Nano), firstExpiry.Format(time.RFC3339Nano))
 	}
-	waitEvent(t, "Shoot", ns, "renew", gardener.ReasonCredentialsRotated)
+	waitEvent(t, "Shoot", ns, "renew", kit.ReasonCredentialsRotated)
 
 	// The old credentials really die at their expiry, and the engaged cluster keeps working.
 	eventually(t, "the first credentials stop working", func() error {
@@ -207,9 +207,9 @@ func TestGardenBrokenShootsDoNotBlockOthers(t *testing.T) {
 	waitEvent(t, "Shoot", ns, noAddress.Name, gardener.ReasonAdminKubeconfigFailed, "no suitable advertised address")
 	// The note names the address dialed, not the URL: the kit's access check never repeats a
 	// member's URL.
-	waitEvent(t, "Shoot", ns, down.Name, gardener.ReasonClusterUnreachable, strings.TrimPrefix(unreachableURL, "https://"))
+	waitEvent(t, "Shoot", ns, down.Name, kit.ReasonClusterUnreachable, strings.TrimPrefix(unreachableURL, "https://"))
 	r.waitLogged(t, gardener.ShootClusterName(ns, noAddress.Name), "Cluster cannot be engaged", gardener.ReasonAdminKubeconfigFailed)
-	r.waitLogged(t, gardener.ShootClusterName(ns, down.Name), "Cluster cannot be engaged", gardener.ReasonClusterUnreachable)
+	r.waitLogged(t, gardener.ShootClusterName(ns, down.Name), "Cluster cannot be engaged", kit.ReasonClusterUnreachable)
 	if got := testutil.ToFloat64(gardener.BrokenClusters); got < 2 {
 		t.Errorf("mcr_gardener_provider_broken_clusters = %v, want at least 2", got)
 	}

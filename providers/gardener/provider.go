@@ -76,33 +76,26 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 			return nil, fmt.Errorf("gardener provider: %w", err)
 		}
 	}
-	hostOpts := append([]cluster.Option{func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
-		co.Logger = o.Logger.WithName("host")
 		switch o.Topology {
 		case TopologyGarden:
-			if len(o.Namespaces) > 0 {
-				co.Cache.DefaultNamespaces = map[string]cache.Config{}
-				for _, ns := range o.Namespaces {
-					co.Cache.DefaultNamespaces[ns] = cache.Config{}
-				}
-			}
+			co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
 			co.Cache.ByObject = map[client.Object]cache.ByObject{
-				&gardencorev1beta1.Shoot{}: {Transform: dropManagedFields},
+				&gardencorev1beta1.Shoot{}: {Transform: cache.TransformStripManagedFields()},
 			}
 		case TopologySeed:
 			co.Cache.ByObject = map[client.Object]cache.ByObject{
-				&extensionsv1alpha1.Cluster{}: {Transform: dropManagedFields},
+				&extensionsv1alpha1.Cluster{}: {Transform: cache.TransformStripManagedFields()},
 				&corev1.Secret{}: {
 					Field:     fields.OneTermEqualSelector("metadata.name", SeedSecretName),
 					Transform: keepKubeconfigOnly,
 				},
 			}
 		}
-	}}, o.HostClusterOptions...)
-	host, err := cluster.New(hostConfig, hostOpts...)
+	}, o.HostClusterOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("gardener provider: creating the host cluster: %w", err)
+		return nil, err
 	}
 	return newProvider(opts, host, true)
 }
@@ -204,14 +197,6 @@ func checkHostScheme(scheme *runtime.Scheme, topology Topology) error {
 func isRegistered(scheme *runtime.Scheme, obj runtime.Object) bool {
 	_, _, err := scheme.ObjectKinds(obj)
 	return err == nil
-}
-
-// dropManagedFields keeps the provider's cache small: it never reads managed fields.
-func dropManagedFields(obj any) (any, error) {
-	if o, ok := obj.(client.Object); ok {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // keepKubeconfigOnly drops everything of a cached "gardener" Secret but its kubeconfig (the

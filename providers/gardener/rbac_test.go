@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 )
@@ -41,5 +42,5 @@ func TestSeedRBACManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitEngaged(t, gardener.SeedClusterName(name))
-	waitEvent(t, "Cluster", "", name, gardener.ReasonClusterEngaged)
+	waitEvent(t, "Cluster", "", name, kit.ReasonClusterEngaged)
 }

@@ -18,6 +18,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/gardener"
 )
 
@@ -64,7 +65,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 	}
 	first := r.waitEngaged(t, name)
 	r.requireReaches(t, name, "east")
-	waitEvent(t, "Cluster", "", clusterObj, gardener.ReasonClusterEngaged, "Secret shoot--renewal--one/gardener")
+	waitEvent(t, "Cluster", "", clusterObj, kit.ReasonClusterEngaged, "Secret shoot--renewal--one/gardener")
 
 	// gardener-resource-manager marks the Secret, gardenlet labels the Cluster: no change of
 	// credentials, no re-engage.
@@ -96,7 +97,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 	}
 	second := r.rec.WaitReengaged(t, r.provider, name, first, waitTimeout)
 	r.requireReaches(t, name, "east")
-	waitEvent(t, "Cluster", "", clusterObj, gardener.ReasonCredentialsRotated)
+	waitEvent(t, "Cluster", "", clusterObj, kit.ReasonCredentialsRotated)
 
 	// Hibernation, as gardenlet writes it into the Cluster object.
 	if err := updateSeedShoot(ctx, clusterObj, func(s *gardencorev1beta1.Shoot) {
@@ -158,7 +159,7 @@ func TestSeedBrokenControlPlanesDoNotBlockOthers(t *testing.T) {
 	r.waitEngaged(t, healthy)
 	r.requireReaches(t, healthy, "east")
 
-	note := waitEvent(t, "Cluster", "", "shoot--broken--exec", gardener.ReasonInvalidKubeconfig, "AllowExec")
+	note := waitEvent(t, "Cluster", "", "shoot--broken--exec", kit.ReasonInvalidKubeconfig, "AllowExec")
 	if strings.Contains(note, "steal-everything") {
 		t.Errorf("the Event quotes the kubeconfig: %s", note)
 	}
@@ -166,7 +167,7 @@ func TestSeedBrokenControlPlanesDoNotBlockOthers(t *testing.T) {
 	waitEvent(t, "Cluster", "", "shoot--broken--invalid", gardener.ReasonInvalidCluster, "spec.shoot")
 	r.waitLogged(t, "shoot--broken--exec", "Cluster cannot be engaged", "ExecPlugin")
 	r.waitLogged(t, "shoot--broken--pending", "Waiting for the token in the kubeconfig")
-	if notes, err := eventNotes(ctx, "Cluster", "", "shoot--broken--pending", gardener.ReasonInvalidKubeconfig); err != nil || len(notes) > 0 {
+	if notes, err := eventNotes(ctx, "Cluster", "", "shoot--broken--pending", kit.ReasonInvalidKubeconfig); err != nil || len(notes) > 0 {
 		t.Errorf("a control plane waiting for its token got Warnings %q (%v)", notes, err)
 	}
 

@@ -102,7 +102,7 @@ func (p *Provider) syncShoot(ctx context.Context, key types.NamespacedName) kit.
 	cfg, err := p.loadKubeconfig(sc.latest.kubeconfig)
 	if err != nil {
 		// Not retried: the next credentials, at renewAt, are.
-		return p.engine.Fail(key, member, kit.Permanent(ReasonInvalidKubeconfig, fmt.Errorf("%s: %w", member.From, err)))
+		return p.engine.Fail(key, member, kit.Permanent(kit.ReasonInvalidKubeconfig, fmt.Errorf("%s: %w", member.From, err)))
 	}
 	member.Config = cfg
 	res, engaged := p.engage(ctx, key, member)
@@ -183,7 +183,7 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 	member.Related, member.From = secret, "Secret "+secretKey.String()
 	data := secret.Data[SeedKubeconfigKey]
 	if len(data) == 0 {
-		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(ReasonInvalidKubeconfig,
+		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(kit.ReasonInvalidKubeconfig,
 			fmt.Errorf("the Secret %s has no data under key %q", secretKey, SeedKubeconfigKey)), reasonMissingData))
 	}
 	cfg, err := p.loadKubeconfig(data)
@@ -194,7 +194,7 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 		p.engine.Logger().Info("Waiting for the token in the kubeconfig", "cluster", name, "source", member.From)
 		return kit.Result{}
 	case err != nil:
-		return p.engine.Fail(key, member, kit.Permanent(ReasonInvalidKubeconfig, fmt.Errorf("%s: %w", member.From, err)))
+		return p.engine.Fail(key, member, kit.Permanent(kit.ReasonInvalidKubeconfig, fmt.Errorf("%s: %w", member.From, err)))
 	}
 	member.Config = cfg
 	res, _ := p.engage(ctx, key, member)

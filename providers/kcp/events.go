@@ -1,9 +1,5 @@
 package kcp
 
-import (
-	"mcr.dev/core/providers/kit"
-)
-
 // EventSource is the reporting controller of the Events the provider records on the
 // APIExportEndpointSlice.
 const EventSource = "mcr.dev/" + providerName
@@ -13,6 +9,9 @@ const EventSource = "mcr.dev/" + providerName
 // same; each attempt still counts in the Errors metric. Logical clusters have no object on the
 // provider's side to record Events on: their outcomes are logged, with the same reasons as in
 // every provider.
+// The reasons every provider shares (InvalidKubeconfig, ClusterSetupFailed, Unauthorized,
+// ClusterUnreachable, EngageFailed, ClusterEngaged, CredentialsRotated, ClusterDisengaged) are the
+// provider kit's: kit.Reason* in mcr.dev/core/providers/kit.
 const (
 	// ReasonEndpointUnavailable (Warning): an endpoint of the slice cannot be watched (not
 	// reachable, not serving the watched type, access refused, not synced within
@@ -21,18 +20,6 @@ const (
 
 	// ReasonEndpointReady (Normal): an endpoint that could not be watched is watched now.
 	ReasonEndpointReady = "EndpointReady"
-
-	// ReasonEngageFailed (metric and log only): the manager refused a logical cluster (an Aware
-	// returned an error). Retried with backoff.
-	ReasonEngageFailed = kit.ReasonEngageFailed
-
-	// ReasonClusterUnreachable (metric and log only): a logical cluster's view did not sync
-	// within Options.CacheSyncTimeout. Retried with backoff.
-	ReasonClusterUnreachable = kit.ReasonClusterUnreachable
-
-	// ReasonClusterSetupFailed (metric and log only): the client of a logical cluster could not
-	// be built. Not retried: the next change of its objects is.
-	ReasonClusterSetupFailed = kit.ReasonClusterSetupFailed
 
 	// reasonInvalidObject is the metric reason of an object without a valid kcp.io/cluster.
 	reasonInvalidObject = "InvalidObject"

@@ -12,6 +12,7 @@ import (
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -87,7 +88,7 @@ func TestRunsOnManagerCache(t *testing.T) {
 	putSecret(t, newNamespace(t), "elsewhere", fleet.Member("m1").Kubeconfig())
 	waitCluster(t, mgr, "m2")
 	// Events are recorded with the manager's recorder.
-	waitEvent(t, ns, "m2", kubeconfig.ReasonClusterEngaged)
+	waitEvent(t, ns, "m2", kit.ReasonClusterEngaged)
 	if _, err := mgr.GetCluster(t.Context(), "elsewhere"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Errorf("GetCluster(elsewhere) = %v, want ErrClusterNotFound", err)
 	}

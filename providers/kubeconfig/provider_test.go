@@ -60,7 +60,7 @@ func TestEngagesSecretOnCreate(t *testing.T) {
 	if names := p.ListClusters(); len(names) != 1 || names[0] != "m1" {
 		t.Errorf("ListClusters = %v, want [m1]", names)
 	}
-	waitEvent(t, ns, "m1", kubeconfig.ReasonClusterEngaged)
+	waitEvent(t, ns, "m1", kit.ReasonClusterEngaged)
 }
 
 func TestEngagesSecretsThatExistedBeforeStart(t *testing.T) {
@@ -158,7 +158,7 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 			u.Token = refused
 		}
 	}))
-	waitEvent(t, ns, "m2", kubeconfig.ReasonUnauthorized)
+	waitEvent(t, ns, "m2", kit.ReasonUnauthorized)
 	if second.Ctx.Err() != nil || aware.count("m2") != 2 {
 		t.Error("a rotation to refused credentials disengaged the working instance")
 	}
@@ -290,7 +290,7 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 		t.Fatalf("the valid Secret's cluster does not work: %v", err)
 	}
 	for _, b := range bad {
-		note := waitEvent(t, ns, b.secret, kubeconfig.ReasonInvalidKubeconfig)
+		note := waitEvent(t, ns, b.secret, kit.ReasonInvalidKubeconfig)
 		if !strings.Contains(note, ns+"/"+b.secret) || !strings.Contains(note, b.mention) {
 			t.Errorf("Event on %s does not name the Secret and %q: %q", b.secret, b.mention, note)
 		}
@@ -301,7 +301,7 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 			t.Errorf("no error log line with cluster %q and reason %s", b.secret, b.reason)
 		}
 	}
-	waitEvent(t, ns, "no-key", kubeconfig.ReasonInvalidKubeconfig)
+	waitEvent(t, ns, "no-key", kit.ReasonInvalidKubeconfig)
 	for reason, n := range before {
 		if got := metricValue(t, reason); got <= n {
 			t.Errorf("mcr_kubeconfig_provider_errors_total{reason=%q} = %v, want more than %v", reason, got, n)
@@ -318,7 +318,7 @@ func TestRejectsUnsafeKubeconfigs(t *testing.T) {
 	aware.waitEngaged(t, "insecure", 1)
 	goodEngagement, _ := aware.current("good")
 	putSecret(t, ns, "good", bad[0].data)
-	waitEvent(t, ns, "good", kubeconfig.ReasonInvalidKubeconfig)
+	waitEvent(t, ns, "good", kit.ReasonInvalidKubeconfig)
 	if goodEngagement.Ctx.Err() != nil || aware.count("good") != 1 {
 		t.Error("an invalid kubeconfig disengaged the working instance")
 	}
@@ -430,11 +430,11 @@ func TestRenamesAndWaitingSecrets(t *testing.T) {
 	if got := aware.waitEngaged(t, "east", 2); got.Cluster.GetConfig().Host != fleet.Member("m2").Host() {
 		t.Error("east was not given to b")
 	}
-	waitEvent(t, ns, "a", kubeconfig.ReasonClusterDisengaged)
+	waitEvent(t, ns, "a", kit.ReasonClusterDisengaged)
 
 	// No name: refused, and west goes.
 	putSecretWith(t, ns, "a", named(""), data("m1"))
-	waitEvent(t, ns, "a", kubeconfig.ReasonClusterSetupFailed)
+	waitEvent(t, ns, "a", kit.ReasonClusterSetupFailed)
 	eventually(t, waitTimeout, "west disengaged", func() error { return errNil(west.Ctx.Err() == nil, "still engaged") })
 	if _, err := p.Get(t.Context(), "west"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Errorf("Get(west) = %v, want ErrClusterNotFound", err)
@@ -463,7 +463,7 @@ func TestUnreachableMemberDoesNotBlockOthers(t *testing.T) {
 	putSecret(t, ns, "m1", fleet.Member("m1").Kubeconfig())
 	aware.waitEngaged(t, "m1", 1)
 	// The Event is on the Secret; its note says what the access check found.
-	note := waitEvent(t, ns, "m3", kubeconfig.ReasonClusterUnreachable)
+	note := waitEvent(t, ns, "m3", kit.ReasonClusterUnreachable)
 	if !strings.Contains(note, kit.ErrUnreachable.Error()) {
 		t.Errorf("unreachable Event does not say the member did not answer: %q", note)
 	}
@@ -492,14 +492,14 @@ func TestRefusedCredentialsAreReportedAndNotLogged(t *testing.T) {
 		cfg.AuthInfos["m1"] = &clientcmdapi.AuthInfo{Token: bogus}
 	})
 	putSecret(t, ns, "refused", data)
-	note := waitEvent(t, ns, "refused", kubeconfig.ReasonUnauthorized)
+	note := waitEvent(t, ns, "refused", kit.ReasonUnauthorized)
 	if strings.Contains(note, bogus) {
 		t.Errorf("Event quotes the token: %q", note)
 	}
 	if aware.count("refused") != 0 {
 		t.Error("cluster with refused credentials was engaged")
 	}
-	if logs.count(`"cluster"="refused"`, kubeconfig.ReasonUnauthorized) == 0 {
+	if logs.count(`"cluster"="refused"`, kit.ReasonUnauthorized) == 0 {
 		t.Error("no log line for the refused credentials")
 	}
 	assertNeverLogged(t, bogus)

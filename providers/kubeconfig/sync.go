@@ -44,7 +44,7 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Resul
 	name := p.opts.ClusterName(secret)
 	if name == "" { // the manager's name for its local cluster
 		p.release(key, secret, "Options.ClusterName maps the Secret to no name")
-		p.reportName(key, secret, log, ReasonClusterSetupFailed,
+		p.reportName(key, secret, log, kit.ReasonClusterSetupFailed,
 			fmt.Errorf("kubeconfig Secret %s: Options.ClusterName returned an empty cluster name", key))
 		return kit.Result{}
 	}
@@ -60,12 +60,12 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Resul
 	member := kit.Member{Name: name, Regarding: secret, From: "kubeconfig Secret " + key.String()}
 	data := secret.Data[p.opts.SecretKey]
 	if len(data) == 0 {
-		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(ReasonInvalidKubeconfig,
+		return p.engine.Fail(key, member, kit.WithMetricReason(kit.Permanent(kit.ReasonInvalidKubeconfig,
 			fmt.Errorf("kubeconfig Secret %s has no kubeconfig under data key %q", key, p.opts.SecretKey)), ReasonMissingKubeconfig))
 	}
 	cfg, err := kubeconfig.Load(data, p.opts.Policy)
 	if err != nil {
-		return p.engine.Fail(key, member, kit.Permanent(ReasonInvalidKubeconfig, fmt.Errorf("kubeconfig Secret %s: kubeconfig rejected: %w", key, err)))
+		return p.engine.Fail(key, member, kit.Permanent(kit.ReasonInvalidKubeconfig, fmt.Errorf("kubeconfig Secret %s: kubeconfig rejected: %w", key, err)))
 	}
 	member.Config = cfg
 	return p.engine.Engage(ctx, key, member)

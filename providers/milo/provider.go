@@ -75,14 +75,12 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("milo provider: %w", err)
 	}
-	hostOpts := append([]cluster.Option{func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
-		co.Logger = o.Logger.WithName("host")
 		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
-	}}, o.HostClusterOptions...)
-	host, err := cluster.New(hostConfig, hostOpts...)
+	}, o.HostClusterOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("milo provider: creating the host cluster: %w", err)
+		return nil, err
 	}
 	return newProvider(o, host, true)
 }

@@ -85,7 +85,7 @@ func TestProjectMode(t *testing.T) {
 	if proxy.Requests(name) == 0 {
 		t.Error("the proxy forwarded no request of the project")
 	}
-	waitEvent(t, "Project", name, milo.ReasonClusterEngaged, proxy.ControlPlaneURL(name))
+	waitEvent(t, "Project", name, kit.ReasonClusterEngaged, proxy.ControlPlaneURL(name))
 	if s.logs.Contains(provider.BearerToken) {
 		t.Error("the provider logged its token")
 	}
@@ -119,7 +119,7 @@ func TestProjectControlPlaneMode(t *testing.T) {
 		t.Errorf("engaged cluster talks to %s, want %s", got, want)
 	}
 	requireSeesUpdates(t, e.Cluster, "beta", "seen-"+name)
-	waitEvent(t, "ProjectControlPlane", name, milo.ReasonClusterEngaged)
+	waitEvent(t, "ProjectControlPlane", name, kit.ReasonClusterEngaged)
 
 	if err := host.Delete(t.Context(), &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "infrastructure.miloapis.com/v1alpha1", Kind: "ProjectControlPlane"},
@@ -171,7 +171,7 @@ func TestReadinessGracePeriod(t *testing.T) {
 		if waited := time.Since(unready); waited < grace {
 			t.Errorf("disengaged %s after the Project became unready, before the grace period of %s ended", waited, grace)
 		}
-		waitEvent(t, "Project", name, milo.ReasonClusterDisengaged, "grace period")
+		waitEvent(t, "Project", name, kit.ReasonClusterDisengaged, "grace period")
 
 		setReadyT(t, milo.ModeProject, name, true)
 		var again *providertest.Engagement
@@ -236,7 +236,7 @@ func TestSelector(t *testing.T) {
 	e := s.waitEngaged(t, name)
 	label("")
 	s.waitDisengaged(t, name, e)
-	waitEvent(t, "Project", name, milo.ReasonClusterDisengaged, "not selected")
+	waitEvent(t, "Project", name, kit.ReasonClusterDisengaged, "not selected")
 }
 
 // TestBrokenProjectDoesNotStopOthers has ready projects whose control plane does not answer or
@@ -255,15 +255,15 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 			newProject(t, name, nil)
 			setReadyT(t, milo.ModeProject, name, true)
 		}
-		before := testutil.ToFloat64(milo.Errors.WithLabelValues(milo.ReasonClusterUnreachable))
+		before := testutil.ToFloat64(milo.Errors.WithLabelValues(kit.ReasonClusterUnreachable))
 		s := start(t, milo.Options{})
 		s.waitEngaged(t, healthy)
 
 		// The note names no address: the kit's access check never repeats a member's URL.
-		note := waitEvent(t, "Project", broken, milo.ReasonClusterUnreachable, "did not answer")
+		note := waitEvent(t, "Project", broken, kit.ReasonClusterUnreachable, "did not answer")
 		t.Logf("Event note: %s", note)
 		s.waitLog(t, broken, "Project cannot be engaged", `"reason"="ClusterUnreachable"`)
-		if after := testutil.ToFloat64(milo.Errors.WithLabelValues(milo.ReasonClusterUnreachable)); after <= before {
+		if after := testutil.ToFloat64(milo.Errors.WithLabelValues(kit.ReasonClusterUnreachable)); after <= before {
 			t.Error("mcr_milo_provider_errors_total{reason=ClusterUnreachable} did not grow")
 		}
 		if got := testutil.ToFloat64(milo.BrokenProjects); got < 1 {
@@ -272,7 +272,7 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 		if s.rec.Count(clusterName(broken)) != 0 {
 			t.Error("the broken project was engaged")
 		}
-		waitEvent(t, "Project", unserved, milo.ReasonClusterUnreachable, "404")
+		waitEvent(t, "Project", unserved, kit.ReasonClusterUnreachable, "404")
 		if s.rec.Count(clusterName(unserved)) != 0 {
 			t.Error("a project whose control plane Milo does not serve (404) was engaged")
 		}
@@ -305,7 +305,7 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 		})
 		s.waitEngaged(t, healthy)
 		// The resolver's error names the Service's host.
-		waitEvent(t, "ProjectControlPlane", lost, milo.ReasonClusterUnreachable,
+		waitEvent(t, "ProjectControlPlane", lost, kit.ReasonClusterUnreachable,
 			"milo-apiserver.project-"+lost+".svc.cluster.local")
 		s.waitLog(t, lost, "Project cannot be engaged")
 	})

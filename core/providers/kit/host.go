@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
@@ -79,4 +80,18 @@ func NewHost(name string, cfg *rest.Config, logger logr.Logger, own func(*cluste
 		return nil, fmt.Errorf("%s: creating the host cluster: %w", prefix, err)
 	}
 	return host, nil
+}
+
+// CacheNamespaces returns the cache.Options.DefaultNamespaces that hold exactly namespaces, for a
+// provider whose Options.Namespaces restrict what it watches; nil (every namespace) when there
+// are none.
+func CacheNamespaces(namespaces []string) map[string]cache.Config {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
 }
