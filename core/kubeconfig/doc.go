@@ -11,6 +11,13 @@
 // files from, the controller's pod. Load therefore enforces a Policy whose zero value rejects all
 // four; each kind is allowed by its own field, so operators opt in to exactly what they need.
 //
+// The server is checked as client-go will dial it: it must be https (plain http needs
+// AllowPlainHTTP) and carry no user info, query or fragment, which no Policy allows, as they put
+// credentials where every error quotes them. A proxy-url needs AllowProxyURL. An allowed exec
+// plugin may set only the environment variables of DefaultExecEnv and Policy.AllowExecEnv, so
+// that a kubeconfig cannot set LD_PRELOAD, PATH and their kind. A context named "" is an error,
+// never the current context.
+//
 // Errors never quote kubeconfig values (tokens, keys, paths): they name the kubeconfig entry and
 // field that was rejected and the Policy field that would allow it. Reason maps an error to a
 // short, stable string suitable for a metric label or a Kubernetes Event reason.

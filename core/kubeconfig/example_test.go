@@ -58,3 +58,31 @@ func ExampleHash() {
 	// unchanged: keep the engaged cluster
 	// credentials changed: re-engage
 }
+
+// The server's URL is checked as client-go will dial it. Credentials in the URL are refused
+// whatever the policy; plain http needs AllowPlainHTTP. Errors name the field, never the URL.
+func ExamplePolicy_server() {
+	kubeconfigFor := func(server string) []byte {
+		return []byte(`apiVersion: v1
+kind: Config
+current-context: member
+contexts:
+- {name: member, context: {cluster: member, user: member}}
+clusters:
+- {name: member, cluster: {server: "` + server + `"}}
+users:
+- {name: member, user: {token: s3cr3t}}
+`)
+	}
+	_, err := kubeconfig.Load(kubeconfigFor("https://admin:s3cr3t@member.example:6443"), kubeconfig.Policy{})
+	fmt.Println(err)
+	_, err = kubeconfig.Load(kubeconfigFor("http://member.example:8080"), kubeconfig.Policy{})
+	fmt.Println(err)
+	_, err = kubeconfig.Load(kubeconfigFor("http://member.example:8080"), kubeconfig.Policy{AllowPlainHTTP: true})
+	fmt.Println(err)
+
+	// Output:
+	// user info, query or fragment in a URL not allowed: cluster "member" field server has user info (no Policy field allows it)
+	// plain-text http server not allowed: cluster "member" field server is an http:// URL (set Policy.AllowPlainHTTP to allow it)
+	// <nil>
+}

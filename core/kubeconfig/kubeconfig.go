@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -18,12 +17,31 @@ import (
 // Policy says which potentially dangerous kubeconfig features Load accepts. The zero value is
 // the hardened default: every feature below is rejected. Enable a field only for kubeconfigs
 // whose authors are as trusted as the controller itself.
+//
+// Whatever the Policy, a member's server must be an https:// URL (http:// with
+// AllowPlainHTTP) without user info, query or fragment. No field allows those three: user info
+// is basic-auth credentials in the one value that client-go and net/http quote in their errors
+// and log lines (the user entry's username and password carry the same credentials without
+// that); client-go drops the query and fragment from every request, so they can hold nothing
+// the member needs, only data that leaks.
+//
+// Policy is comparable (AllowExecEnv is a string, not a slice), so that a provider can tell
+// the default apart with policy == (Policy{}).
 type Policy struct {
 	// AllowExec accepts exec credential plugins (users[].user.exec), which run a program in the
 	// controller's process environment every time credentials are needed. With AllowLocalFiles
-	// unset, the plugin command must be a bare name looked up in $PATH, not a path.
+	// unset, the plugin command must be a bare name looked up in $PATH, not a path. The
+	// plugin's env may set only the variables of DefaultExecEnv and AllowExecEnv.
 	// Default: false.
 	AllowExec bool
+
+	// AllowExecEnv names the environment variables, beyond DefaultExecEnv, that an exec
+	// plugin's env may set when AllowExec is set: names separated by commas, a name ending in
+	// "*" for every name with that prefix ("AZURE_*"), or "*" for any variable. A listed name
+	// is accepted even if it is a loader or runtime variable (LD_PRELOAD, PATH, ...), which an
+	// untrusted kubeconfig must never set: list only what the plugins you trust need.
+	// Default: "" (DefaultExecEnv only).
+	AllowExecEnv string
 
 	// AllowAuthProvider accepts auth-provider plugins (users[].user.auth-provider), code compiled
 	// into the controller that is configured by the kubeconfig. With AllowLocalFiles unset, the
@@ -42,6 +60,19 @@ type Policy struct {
 	// certificate and so hand its credentials to whoever answers at the server address.
 	// Default: false.
 	AllowInsecure bool
+
+	// AllowPlainHTTP accepts servers reached over plain text: an http:// server, or a server
+	// given as host:port that client-go reaches over http because the config has neither a CA,
+	// a client certificate nor insecure-skip-tls-verify. Requests, tokens and passwords then
+	// cross the network unencrypted and unauthenticated. Default: false.
+	AllowPlainHTTP bool
+
+	// AllowProxyURL accepts proxy-url (rest.Config.Proxy): every request to the member goes
+	// through the http, https or socks5 proxy the kubeconfig names. A proxy-url may carry the
+	// proxy's own credentials as user info, the only place client-go takes them from, but no
+	// query or fragment. Without a proxy-url, client-go uses the controller's own proxy
+	// environment (HTTPS_PROXY, NO_PROXY), which this field does not affect. Default: false.
+	AllowProxyURL bool
 }
 
 // Reasons returned by Reason. They are stable: use them as metric labels and Event reasons.
@@ -54,6 +85,14 @@ const (
 	ReasonLocalFile = "LocalFileReference"
 	// ReasonInsecureTLS: insecure-skip-tls-verify was rejected.
 	ReasonInsecureTLS = "InsecureTLS"
+	// ReasonExecEnv: an environment variable of an exec plugin was rejected.
+	ReasonExecEnv = "ExecEnv"
+	// ReasonPlainHTTP: a server reached over plain http was rejected.
+	ReasonPlainHTTP = "PlainHTTP"
+	// ReasonProxyURL: a proxy-url was rejected.
+	ReasonProxyURL = "ProxyURL"
+	// ReasonURLData: user info, a query or a fragment in a URL was rejected.
+	ReasonURLData = "URLData"
 	// ReasonInvalid: the kubeconfig could not be decoded or is unusable (no such context, no
 	// server, inconsistent fields).
 	ReasonInvalid = "InvalidKubeconfig"
@@ -66,21 +105,30 @@ var (
 	ErrAuthProvider = errors.New("auth-provider plugin not allowed")
 	ErrLocalFile    = errors.New("local file reference not allowed")
 	ErrInsecureTLS  = errors.New("insecure-skip-tls-verify not allowed")
+	ErrExecEnv      = errors.New("exec plugin environment variable not allowed")
+	ErrPlainHTTP    = errors.New("plain-text http server not allowed")
+	ErrProxyURL     = errors.New("proxy-url not allowed")
+	ErrURLData      = errors.New("user info, query or fragment in a URL not allowed")
 	ErrInvalid      = errors.New("invalid kubeconfig")
 )
 
 // PolicyError is one feature of a kubeconfig that the Policy rejected. It names where the feature
 // is and which Policy field allows it, never the value found there.
 type PolicyError struct {
-	// Kind is one of ErrExecPlugin, ErrAuthProvider, ErrLocalFile and ErrInsecureTLS.
+	// Kind is one of ErrExecPlugin, ErrExecEnv, ErrAuthProvider, ErrLocalFile,
+	// ErrInsecureTLS, ErrPlainHTTP, ErrProxyURL and ErrURLData.
 	Kind error
 	// Field locates the feature, e.g. `user "ci" field client-key`.
 	Field string
-	// Allow is the Policy field that would accept it, e.g. "AllowLocalFiles".
+	// Allow is the Policy field that would accept it, e.g. "AllowLocalFiles"; empty when no
+	// field does (ErrURLData).
 	Allow string
 }
 
 func (e *PolicyError) Error() string {
+	if e.Allow == "" {
+		return fmt.Sprintf("%s: %s (no Policy field allows it)", e.Kind, e.Field)
+	}
 	return fmt.Sprintf("%s: %s (set Policy.%s to allow it)", e.Kind, e.Field, e.Allow)
 }
 
@@ -111,6 +159,14 @@ func reasonOf(err error) string {
 		return ReasonLocalFile
 	case errors.Is(err, ErrInsecureTLS):
 		return ReasonInsecureTLS
+	case errors.Is(err, ErrExecEnv):
+		return ReasonExecEnv
+	case errors.Is(err, ErrPlainHTTP):
+		return ReasonPlainHTTP
+	case errors.Is(err, ErrProxyURL):
+		return ReasonProxyURL
+	case errors.Is(err, ErrURLData):
+		return ReasonURLData
 	case errors.Is(err, ErrInvalid):
 		return ReasonInvalid
 	}
@@ -120,12 +176,24 @@ func reasonOf(err error) string {
 // Load decodes kubeconfig bytes, checks the current context against policy and returns the
 // rest.Config of the current context. See LoadContext.
 func Load(data []byte, policy Policy) (*rest.Config, error) {
-	return LoadContext(data, "", policy)
+	cfg, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	name, err := currentContext(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return restConfig(cfg, name, policy)
 }
 
 // LoadContext decodes kubeconfig bytes, checks the named context (the current context when
 // contextName is empty) against policy and returns its rest.Config. Only the context, cluster and
 // user that are selected are checked: other entries of the file are never used.
+//
+// A context whose name is empty cannot be told from "the current context": when the document
+// has one, an empty contextName is an error (wrapping ErrInvalid), never the current context.
+// Providers that make a member of each context (see Contexts) so get an error on that member.
 //
 // All violations are reported at once, joined; each is a *PolicyError. Decoding and usability
 // problems wrap ErrInvalid. No error quotes a value from data.
@@ -152,7 +220,8 @@ func Parse(data []byte) (*clientcmdapi.Config, error) {
 }
 
 // Contexts returns the names of the contexts in a kubeconfig, sorted, for providers that make one
-// cluster of each context.
+// cluster of each context. A context with an empty name is listed too (first), so that the
+// provider reports it: LoadContext refuses it.
 func Contexts(data []byte) ([]string, error) {
 	cfg, err := Parse(data)
 	if err != nil {
@@ -162,7 +231,8 @@ func Contexts(data []byte) ([]string, error) {
 }
 
 // RESTConfig checks the named context of an already decoded kubeconfig against policy and
-// returns its rest.Config. An empty contextName selects the current context.
+// returns its rest.Config. An empty contextName selects the current context, unless the
+// document has a context with an empty name (see LoadContext).
 func RESTConfig(cfg *clientcmdapi.Config, contextName string, policy Policy) (*rest.Config, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: nil config", ErrInvalid)
@@ -171,12 +241,19 @@ func RESTConfig(cfg *clientcmdapi.Config, contextName string, policy Policy) (*r
 	if err != nil {
 		return nil, err
 	}
+	return restConfig(cfg, name, policy)
+}
+
+// restConfig checks the context name, which exists, and resolves it with clientcmd.
+func restConfig(cfg *clientcmdapi.Config, name string, policy Policy) (*rest.Config, error) {
 	if err := Check(cfg, name, policy); err != nil {
 		return nil, err
 	}
 	rc, err := clientcmd.NewNonInteractiveClientConfig(*cfg, name, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
-		// clientcmd's validation messages name entries and fields, never values.
+		// clientcmd's validation messages name entries and fields, and file paths only of
+		// references AllowLocalFiles accepted; the values that could quote credentials
+		// (server, proxy-url) were checked above.
 		return nil, fmt.Errorf("%w: context %q: %w", ErrInvalid, name, err)
 	}
 	// Belt and braces: whatever clientcmd resolved must pass the policy as well.
@@ -186,15 +263,19 @@ func RESTConfig(cfg *clientcmdapi.Config, contextName string, policy Policy) (*r
 	return rc, nil
 }
 
+// errEmptyContextName is the error for a context named "", which callers cannot ask for
+// without meaning the current context.
+func errEmptyContextName() error {
+	return fmt.Errorf("%w: a context has an empty name, which cannot be told from the current context; name it", ErrInvalid)
+}
+
+// selectContext returns contextName, or the current context when it is empty.
 func selectContext(cfg *clientcmdapi.Config, contextName string) (string, error) {
 	if contextName == "" {
-		contextName = cfg.CurrentContext
-		if contextName == "" {
-			if len(cfg.Contexts) == 0 {
-				return "", fmt.Errorf("%w: no contexts", ErrInvalid)
-			}
-			return "", fmt.Errorf("%w: current-context is not set and no context was chosen", ErrInvalid)
+		if _, ok := cfg.Contexts[""]; ok {
+			return "", errEmptyContextName()
 		}
+		return currentContext(cfg)
 	}
 	if _, ok := cfg.Contexts[contextName]; !ok {
 		return "", fmt.Errorf("%w: context %q not found", ErrInvalid, contextName)
@@ -202,10 +283,32 @@ func selectContext(cfg *clientcmdapi.Config, contextName string) (string, error)
 	return contextName, nil
 }
 
+// currentContext returns the current context, which must be set and exist.
+func currentContext(cfg *clientcmdapi.Config) (string, error) {
+	name := cfg.CurrentContext
+	if name == "" {
+		if len(cfg.Contexts) == 0 {
+			return "", fmt.Errorf("%w: no contexts", ErrInvalid)
+		}
+		return "", fmt.Errorf("%w: current-context is not set and no context was chosen", ErrInvalid)
+	}
+	if _, ok := cfg.Contexts[name]; !ok {
+		return "", fmt.Errorf("%w: context %q not found", ErrInvalid, name)
+	}
+	return name, nil
+}
+
 // Check reports every feature of the named context (its cluster and user) that policy rejects,
-// joined, each as a *PolicyError; and an error wrapping ErrInvalid when the context or an entry
-// it names does not exist. It returns nil when the context is acceptable.
+// joined, each as a *PolicyError; and an error wrapping ErrInvalid when the context name is
+// empty, when the context or an entry it names does not exist, or when its server or proxy-url
+// is not a usable URL. It returns nil when the context is acceptable.
 func Check(cfg *clientcmdapi.Config, contextName string, policy Policy) error {
+	if cfg == nil {
+		return fmt.Errorf("%w: nil config", ErrInvalid)
+	}
+	if contextName == "" {
+		return errEmptyContextName()
+	}
 	kctx, ok := cfg.Contexts[contextName]
 	if !ok || kctx == nil {
 		return fmt.Errorf("%w: context %q not found", ErrInvalid, contextName)
@@ -214,11 +317,11 @@ func Check(cfg *clientcmdapi.Config, contextName string, policy Policy) error {
 	if !ok || cluster == nil {
 		return fmt.Errorf("%w: cluster %q of context %q not found", ErrInvalid, kctx.Cluster, contextName)
 	}
-	var user *clientcmdapi.AuthInfo
-	if kctx.AuthInfo != "" { // an empty user means anonymous access
-		if user, ok = cfg.AuthInfos[kctx.AuthInfo]; !ok || user == nil {
-			return fmt.Errorf("%w: user %q of context %q not found", ErrInvalid, kctx.AuthInfo, contextName)
-		}
+	// An empty user means anonymous access, unless a user named "" exists: clientcmd then
+	// uses it, so it is checked like any other.
+	user := cfg.AuthInfos[kctx.AuthInfo]
+	if user == nil && kctx.AuthInfo != "" {
+		return fmt.Errorf("%w: user %q of context %q not found", ErrInvalid, kctx.AuthInfo, contextName)
 	}
 
 	var errs []error
@@ -226,11 +329,18 @@ func Check(cfg *clientcmdapi.Config, contextName string, policy Policy) error {
 		errs = append(errs, &PolicyError{Kind: kind, Field: fmt.Sprintf(format, args...), Allow: allow})
 	}
 	c := kctx.Cluster
-	// clientcmd quotes a malformed proxy-url in its error, and proxy URLs may carry a password.
+	where := fmt.Sprintf("cluster %q field ", c)
+	if cluster.Server == "" {
+		return fmt.Errorf("%w: %sserver is empty", ErrInvalid, where)
+	}
+	// clientcmd picks http or https for a server without a scheme before it reads the CA:
+	// such a server is always reached over http, without the user's credentials.
+	if err := checkServer(where+"server", cluster.Server, false, policy, &errs); err != nil {
+		return err
+	}
 	if cluster.ProxyURL != "" {
-		u, err := url.Parse(cluster.ProxyURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") {
-			return fmt.Errorf("%w: cluster %q field proxy-url is not an http, https or socks5 URL", ErrInvalid, c)
+		if err := checkProxyURL(where+"proxy-url", cluster.ProxyURL, policy, &errs); err != nil {
+			return err
 		}
 	}
 	if cluster.InsecureSkipTLSVerify && !policy.AllowInsecure {
@@ -251,11 +361,13 @@ func Check(cfg *clientcmdapi.Config, contextName string, policy Policy) error {
 			}
 		}
 		if user.Exec != nil {
-			switch {
-			case !policy.AllowExec:
+			if !policy.AllowExec {
 				reject(ErrExecPlugin, "AllowExec", "user %q field exec", u)
-			case isPath(user.Exec.Command) && !policy.AllowLocalFiles:
-				reject(ErrLocalFile, "AllowLocalFiles", "user %q field exec.command is a path, not a command name", u)
+			} else {
+				if isPath(user.Exec.Command) && !policy.AllowLocalFiles {
+					reject(ErrLocalFile, "AllowLocalFiles", "user %q field exec.command is a path, not a command name", u)
+				}
+				checkExecEnv(fmt.Sprintf("user %q field exec.env", u), user.Exec.Env, policy, &errs)
 			}
 		}
 		if user.AuthProvider != nil {
@@ -275,8 +387,9 @@ func Check(cfg *clientcmdapi.Config, contextName string, policy Policy) error {
 }
 
 // CheckRESTConfig reports every feature of a rest.Config that policy rejects, joined, each as a
-// *PolicyError. Providers that build rest.Configs without a kubeconfig (for example from an
-// inventory object's fields) use it to apply the same rules.
+// *PolicyError; and an error wrapping ErrInvalid for a nil config or a Host that is empty or
+// not a usable URL. Providers that build rest.Configs without a kubeconfig (for example from
+// an inventory object's fields) use it to apply the same rules.
 func CheckRESTConfig(cfg *rest.Config, policy Policy) error {
 	if cfg == nil {
 		return fmt.Errorf("%w: nil rest.Config", ErrInvalid)
@@ -284,6 +397,17 @@ func CheckRESTConfig(cfg *rest.Config, policy Policy) error {
 	var errs []error
 	reject := func(kind error, allow, field string) {
 		errs = append(errs, &PolicyError{Kind: kind, Field: "rest.Config field " + field, Allow: allow})
+	}
+	if cfg.Host == "" {
+		// client-go would talk to localhost.
+		return fmt.Errorf("%w: rest.Config field Host is empty", ErrInvalid)
+	}
+	hasTLS := len(cfg.CAFile) > 0 || len(cfg.CAData) > 0 || len(cfg.CertFile) > 0 || len(cfg.CertData) > 0 || cfg.Insecure
+	if err := checkServer("rest.Config field Host", cfg.Host, hasTLS, policy, &errs); err != nil {
+		return err
+	}
+	if cfg.Proxy != nil && !policy.AllowProxyURL {
+		reject(ErrProxyURL, "AllowProxyURL", "Proxy")
 	}
 	if cfg.Insecure && !policy.AllowInsecure {
 		reject(ErrInsecureTLS, "AllowInsecure", "TLSClientConfig.Insecure")
@@ -301,11 +425,13 @@ func CheckRESTConfig(cfg *rest.Config, policy Policy) error {
 		}
 	}
 	if cfg.ExecProvider != nil {
-		switch {
-		case !policy.AllowExec:
+		if !policy.AllowExec {
 			reject(ErrExecPlugin, "AllowExec", "ExecProvider")
-		case isPath(cfg.ExecProvider.Command) && !policy.AllowLocalFiles:
-			reject(ErrLocalFile, "AllowLocalFiles", "ExecProvider.Command is a path, not a command name")
+		} else {
+			if isPath(cfg.ExecProvider.Command) && !policy.AllowLocalFiles {
+				reject(ErrLocalFile, "AllowLocalFiles", "ExecProvider.Command is a path, not a command name")
+			}
+			checkExecEnv("rest.Config field ExecProvider.Env", cfg.ExecProvider.Env, policy, &errs)
 		}
 	}
 	if cfg.AuthProvider != nil {

@@ -2,8 +2,11 @@ package kubeconfig_test
 
 import (
 	"errors"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,6 +55,16 @@ func indent(s string, n int) string {
 }
 
 const tokenUser = "token: " + secretToken
+
+// allowAll is a policy that allows every feature a field can allow.
+var allowAll = kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowLocalFiles: true,
+	AllowInsecure: true, AllowPlainHTTP: true, AllowProxyURL: true}
+
+// execUser is a user with an exec plugin whose env sets name to value.
+func execUser(name, value string) string {
+	return "exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: my-plugin\n  interactiveMode: Never\n  env:\n  - {name: '" +
+		name + "', value: '" + value + "'}"
+}
 
 func TestLoad(t *testing.T) {
 	caFile := filepath.Join(t.TempDir(), "ca.crt")
@@ -289,19 +302,159 @@ func TestLoad(t *testing.T) {
 			wantMsg:  []string{"server"},
 		},
 		{
+			name:       "proxy-url is rejected",
+			data:       doc("proxy-url: http://admin:"+secretPassword+"@proxy.invalid:3128", tokenUser),
+			wantErrs:   []error{kubeconfig.ErrProxyURL},
+			wantReason: kubeconfig.ReasonProxyURL,
+			wantMsg:    []string{`cluster "k" field proxy-url`, "Policy.AllowProxyURL"},
+		},
+		{
 			name:     "malformed proxy-url is invalid without echoing its password",
 			data:     doc("proxy-url: ftp://admin:"+secretPassword+"@proxy.invalid", tokenUser),
+			policy:   kubeconfig.Policy{AllowProxyURL: true},
 			wantErrs: []error{kubeconfig.ErrInvalid},
 			wantMsg:  []string{"proxy-url"},
 		},
 		{
-			name: "proxy-url with credentials is accepted",
-			data: doc("proxy-url: http://admin:"+secretPassword+"@proxy.invalid:3128", tokenUser),
+			name:     "proxy-url with a query is rejected even with AllowProxyURL",
+			data:     doc("proxy-url: http://proxy.invalid:3128/?token="+secretToken, tokenUser),
+			policy:   kubeconfig.Policy{AllowProxyURL: true},
+			wantErrs: []error{kubeconfig.ErrURLData},
+			wantMsg:  []string{`cluster "k" field proxy-url has a query`},
+		},
+		{
+			name:   "proxy-url with credentials is accepted with AllowProxyURL",
+			data:   doc("proxy-url: http://admin:"+secretPassword+"@proxy.invalid:3128", tokenUser),
+			policy: kubeconfig.Policy{AllowProxyURL: true},
 			check: func(t *testing.T, cfg *rest.Config) {
 				if cfg.Proxy == nil {
 					t.Error("proxy not set")
 				}
 			},
+		},
+		{
+			name:       "server with user info is rejected whatever the policy",
+			data:       strings.Replace(doc("", tokenUser), "https://example.invalid", "https://admin:"+secretPassword+"@example.invalid", 1),
+			policy:     allowAll,
+			wantErrs:   []error{kubeconfig.ErrURLData},
+			wantReason: kubeconfig.ReasonURLData,
+			wantMsg:    []string{`cluster "k" field server has user info`, "no Policy field allows it"},
+		},
+		{
+			name:     "server with an empty user info is rejected",
+			data:     strings.Replace(doc("", tokenUser), "https://example.invalid", "https://@example.invalid", 1),
+			wantErrs: []error{kubeconfig.ErrURLData},
+		},
+		{
+			name:     "server with a query is rejected whatever the policy",
+			data:     strings.Replace(doc("", tokenUser), "example.invalid:6443", "example.invalid:6443/?token="+secretToken, 1),
+			policy:   allowAll,
+			wantErrs: []error{kubeconfig.ErrURLData},
+			wantMsg:  []string{`cluster "k" field server has a query`},
+		},
+		{
+			name:     "server with a path and a query is rejected although clientcmd would drop the query",
+			data:     strings.Replace(doc("", tokenUser), "example.invalid:6443", "example.invalid:6443/k8s/clusters/c-1?token="+secretToken, 1),
+			wantErrs: []error{kubeconfig.ErrURLData},
+		},
+		{
+			name:     "server with a fragment is rejected",
+			data:     strings.Replace(doc("", tokenUser), "example.invalid:6443", "example.invalid:6443/#"+secretToken, 1),
+			wantErrs: []error{kubeconfig.ErrURLData},
+			wantMsg:  []string{`cluster "k" field server has a fragment`},
+		},
+		{
+			name: "server with a path is accepted",
+			data: strings.Replace(doc("", tokenUser), "example.invalid:6443", "example.invalid:6443/k8s/clusters/c-1", 1),
+			check: func(t *testing.T, cfg *rest.Config) {
+				if cfg.Host != "https://example.invalid:6443/k8s/clusters/c-1" {
+					t.Errorf("Host = %q", cfg.Host)
+				}
+			},
+		},
+		{
+			name:       "http server is rejected",
+			data:       strings.Replace(doc("", tokenUser), "https://", "http://", 1),
+			wantErrs:   []error{kubeconfig.ErrPlainHTTP},
+			wantReason: kubeconfig.ReasonPlainHTTP,
+			wantMsg:    []string{`cluster "k" field server is an http:// URL`, "Policy.AllowPlainHTTP"},
+		},
+		{
+			name:     "HTTP server in capitals is rejected",
+			data:     strings.Replace(doc("", tokenUser), "https://", "HTTP://", 1),
+			wantErrs: []error{kubeconfig.ErrPlainHTTP},
+		},
+		{
+			name:   "http server is accepted with AllowPlainHTTP",
+			data:   strings.Replace(doc("", tokenUser), "https://", "http://", 1),
+			policy: kubeconfig.Policy{AllowPlainHTTP: true},
+		},
+		{
+			name:     "server without a scheme is reached over http and rejected",
+			data:     strings.Replace(doc("", tokenUser), "https://", "", 1),
+			wantErrs: []error{kubeconfig.ErrPlainHTTP},
+			wantMsg:  []string{"has no https:// scheme"},
+		},
+		{
+			// clientcmd chooses the scheme before it reads the CA.
+			name:     "server without a scheme is reached over http and rejected even with a CA",
+			data:     strings.Replace(doc("certificate-authority-data: Y2E=", tokenUser), "https://", "", 1),
+			wantErrs: []error{kubeconfig.ErrPlainHTTP},
+		},
+		{
+			name:     "server with another scheme is invalid",
+			data:     strings.Replace(doc("", tokenUser), "https://", "ftp://"+secretToken+"@", 1),
+			wantErrs: []error{kubeconfig.ErrInvalid},
+			wantMsg:  []string{`cluster "k" field server is not an https:// URL`},
+		},
+		{
+			name:     "unparsable server is invalid without echoing it",
+			data:     strings.Replace(doc("", tokenUser), "https://example.invalid:6443", `"https://admin:`+secretPassword+` x@example.invalid"`, 1),
+			policy:   allowAll,
+			wantErrs: []error{kubeconfig.ErrInvalid},
+			wantMsg:  []string{`cluster "k" field server`},
+		},
+		{
+			name:       "exec env with a loader variable is rejected",
+			data:       doc("", execUser("LD_PRELOAD", secretPath)),
+			policy:     kubeconfig.Policy{AllowExec: true},
+			wantErrs:   []error{kubeconfig.ErrExecEnv},
+			wantReason: kubeconfig.ReasonExecEnv,
+			wantMsg:    []string{`user "u" field exec.env[0] (LD_PRELOAD)`, "Policy.AllowExecEnv"},
+		},
+		{
+			name:     "exec env outside the allow-list is rejected",
+			data:     doc("", execUser("HOME", "/tmp")+"\n  - {name: PATH, value: /tmp}\n  - {name: GODEBUG, value: x509sha1=1}"),
+			policy:   kubeconfig.Policy{AllowExec: true},
+			wantErrs: []error{kubeconfig.ErrExecEnv},
+			wantMsg:  []string{"exec.env[0] (HOME)", "exec.env[1] (PATH)", "exec.env[2] (GODEBUG)"},
+		},
+		{
+			name:     "exec env name that is not a variable name is not quoted",
+			data:     doc("", execUser(secretToken+"=x", "y")),
+			policy:   kubeconfig.Policy{AllowExec: true},
+			wantErrs: []error{kubeconfig.ErrExecEnv},
+			wantMsg:  []string{"exec.env[0] (set"},
+		},
+		{
+			name:   "exec env of the default allow-list is accepted",
+			data:   doc("", execUser("AWS_PROFILE", secretToken)),
+			policy: kubeconfig.Policy{AllowExec: true},
+		},
+		{
+			name:   "exec env named by AllowExecEnv is accepted",
+			data:   doc("", execUser("AZURE_TENANT_ID", "t")+"\n  - {name: MY_PLUGIN_MODE, value: fast}"),
+			policy: kubeconfig.Policy{AllowExec: true, AllowExecEnv: " AZURE_* , MY_PLUGIN_MODE"},
+		},
+		{
+			name:   "any exec env is accepted with AllowExecEnv *",
+			data:   doc("", execUser("LD_PRELOAD", "/lib/x.so")),
+			policy: kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*"},
+		},
+		{
+			name:     "exec env is not reported when exec itself is rejected",
+			data:     doc("", execUser("LD_PRELOAD", "/lib/x.so")),
+			wantErrs: []error{kubeconfig.ErrExecPlugin},
 		},
 		{
 			name:     "basic auth and token together are invalid without echoing either",
@@ -407,9 +560,28 @@ func TestCheckRESTConfig(t *testing.T) {
 		{name: "auth provider file", cfg: rest.Config{AuthProvider: &clientcmdapi.AuthProviderConfig{Name: "oidc", Config: map[string]string{"idp-certificate-authority": "/ca"}}}, policy: kubeconfig.Policy{AllowAuthProvider: true}, want: []error{kubeconfig.ErrLocalFile}},
 		{name: "everything allowed", cfg: rest.Config{BearerTokenFile: "/t", ExecProvider: &clientcmdapi.ExecConfig{Command: "/p"}, TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
 			policy: kubeconfig.Policy{AllowExec: true, AllowLocalFiles: true, AllowInsecure: true}},
+		{name: "empty host", cfg: rest.Config{Host: "-"}, want: []error{kubeconfig.ErrInvalid}},
+		{name: "host with user info", cfg: rest.Config{Host: "https://u:" + secretPassword + "@x"}, policy: allowAll, want: []error{kubeconfig.ErrURLData}},
+		{name: "host with a query", cfg: rest.Config{Host: "https://x/?token=" + secretToken}, policy: allowAll, want: []error{kubeconfig.ErrURLData}},
+		{name: "http host", cfg: rest.Config{Host: "http://x"}, want: []error{kubeconfig.ErrPlainHTTP}},
+		{name: "http host allowed", cfg: rest.Config{Host: "http://x"}, policy: kubeconfig.Policy{AllowPlainHTTP: true}},
+		{name: "host:port without TLS is http", cfg: rest.Config{Host: "x:6443"}, want: []error{kubeconfig.ErrPlainHTTP}},
+		{name: "host:port with a CA is https", cfg: rest.Config{Host: "x:6443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca")}}},
+		{name: "proxy", cfg: rest.Config{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy"})}, want: []error{kubeconfig.ErrProxyURL}},
+		{name: "proxy allowed", cfg: rest.Config{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy"})}, policy: kubeconfig.Policy{AllowProxyURL: true}},
+		{name: "exec env", cfg: rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "p", Env: []clientcmdapi.ExecEnvVar{{Name: "LD_PRELOAD", Value: secretPath}}}},
+			policy: kubeconfig.Policy{AllowExec: true}, want: []error{kubeconfig.ErrExecEnv}},
+		{name: "exec env allowed", cfg: rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "p", Env: []clientcmdapi.ExecEnvVar{{Name: "AWS_REGION", Value: "eu"}}}},
+			policy: kubeconfig.Policy{AllowExec: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			switch tc.cfg.Host {
+			case "":
+				tc.cfg.Host = "https://example.invalid"
+			case "-":
+				tc.cfg.Host = ""
+			}
 			err := kubeconfig.CheckRESTConfig(&tc.cfg, tc.policy)
 			if len(tc.want) == 0 {
 				if err != nil {
@@ -426,8 +598,17 @@ func TestCheckRESTConfig(t *testing.T) {
 				}
 			}
 			var pe *kubeconfig.PolicyError
-			if !errors.As(err, &pe) || pe.Allow == "" {
-				t.Errorf("error is not a *PolicyError naming its option: %v", err)
+			switch {
+			case errors.Is(err, kubeconfig.ErrInvalid):
+			case !errors.As(err, &pe):
+				t.Errorf("error is not a *PolicyError: %v", err)
+			case pe.Allow == "" && !errors.Is(pe, kubeconfig.ErrURLData):
+				t.Errorf("error does not name the Policy field that allows it: %v", err)
+			}
+			for _, secret := range []string{secretToken, secretPassword, secretPath} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error quotes the config's content %q: %v", secret, err)
+				}
 			}
 		})
 	}
@@ -446,6 +627,102 @@ func TestReason(t *testing.T) {
 	wrapped := errors.Join(errors.New("context"), &kubeconfig.PolicyError{Kind: kubeconfig.ErrAuthProvider, Field: "f", Allow: "AllowAuthProvider"})
 	if got := kubeconfig.Reason(wrapped); got != kubeconfig.ReasonAuthProvider {
 		t.Errorf("Reason(wrapped) = %q", got)
+	}
+	for kind, want := range map[error]string{
+		kubeconfig.ErrExecPlugin:   kubeconfig.ReasonExecPlugin,
+		kubeconfig.ErrExecEnv:      kubeconfig.ReasonExecEnv,
+		kubeconfig.ErrAuthProvider: kubeconfig.ReasonAuthProvider,
+		kubeconfig.ErrLocalFile:    kubeconfig.ReasonLocalFile,
+		kubeconfig.ErrInsecureTLS:  kubeconfig.ReasonInsecureTLS,
+		kubeconfig.ErrPlainHTTP:    kubeconfig.ReasonPlainHTTP,
+		kubeconfig.ErrProxyURL:     kubeconfig.ReasonProxyURL,
+		kubeconfig.ErrURLData:      kubeconfig.ReasonURLData,
+		kubeconfig.ErrInvalid:      kubeconfig.ReasonInvalid,
+	} {
+		if got := kubeconfig.Reason(&kubeconfig.PolicyError{Kind: kind}); got != want {
+			t.Errorf("Reason(%v) = %q, want %q", kind, got, want)
+		}
+	}
+}
+
+func TestDefaultExecEnv(t *testing.T) {
+	env := kubeconfig.DefaultExecEnv()
+	for _, name := range env {
+		if strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || name == "PATH" || name == "HOME" || name == "GODEBUG" {
+			t.Errorf("DefaultExecEnv has %s, which changes what the plugin runs or reads", name)
+		}
+	}
+	env[0] = "LD_PRELOAD"
+	if slices.Contains(kubeconfig.DefaultExecEnv(), "LD_PRELOAD") {
+		t.Error("DefaultExecEnv returns its own list: a caller changed it")
+	}
+}
+
+// A context named "" cannot be told from the current context: asking for it is an error on that
+// context, never the credentials of the current one.
+func TestEmptyContextName(t *testing.T) {
+	data := []byte(`apiVersion: v1
+kind: Config
+current-context: good
+contexts:
+- {name: "", context: {cluster: k, user: other}}
+- {name: good, context: {cluster: k, user: token}}
+clusters:
+- {name: k, cluster: {server: "https://example.invalid"}}
+users:
+- {name: token, user: {token: abc}}
+- {name: other, user: {token: def}}
+`)
+	if _, err := kubeconfig.Load(data, kubeconfig.Policy{}); err != nil {
+		t.Errorf("Load of the (named) current context: %v", err)
+	}
+	names, err := kubeconfig.Contexts(data)
+	if err != nil || !slices.Equal(names, []string{"", "good"}) {
+		t.Errorf("Contexts = %q, %v; want the empty name listed", names, err)
+	}
+	wantEmptyName := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, kubeconfig.ErrInvalid) || !strings.Contains(err.Error(), "empty name") {
+			t.Errorf("%s = %v, want an error about the empty context name", what, err)
+		}
+	}
+	_, err = kubeconfig.LoadContext(data, "", kubeconfig.Policy{})
+	wantEmptyName(`LoadContext("")`, err)
+	_, err = kubeconfig.ContextHash(data, "")
+	wantEmptyName(`ContextHash("")`, err)
+	cfg, err := kubeconfig.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = kubeconfig.RESTConfig(cfg, "", kubeconfig.Policy{})
+	wantEmptyName(`RESTConfig("")`, err)
+	wantEmptyName(`Check("")`, kubeconfig.Check(cfg, "", kubeconfig.Policy{}))
+
+	// Without a current context, the empty name is no fallback either.
+	noCurrent := []byte(strings.Replace(string(data), "current-context: good", `current-context: ""`, 1))
+	if _, err := kubeconfig.Load(noCurrent, kubeconfig.Policy{}); !errors.Is(err, kubeconfig.ErrInvalid) {
+		t.Errorf("Load without current-context = %v, want ErrInvalid", err)
+	}
+	_, err = kubeconfig.LoadContext(noCurrent, "", kubeconfig.Policy{})
+	wantEmptyName(`LoadContext("") without current-context`, err)
+}
+
+// clientcmd gives a context without a user the user named "", if there is one: Check checks it.
+func TestUserWithEmptyNameIsChecked(t *testing.T) {
+	data := []byte(`apiVersion: v1
+kind: Config
+current-context: c
+contexts:
+- {name: c, context: {cluster: k}}
+clusters:
+- {name: k, cluster: {server: "https://example.invalid"}}
+users:
+- name: ""
+  user:
+    tokenFile: /etc/shadow
+`)
+	if _, err := kubeconfig.Load(data, kubeconfig.Policy{}); !errors.Is(err, kubeconfig.ErrLocalFile) || !strings.Contains(err.Error(), `user "" field tokenFile`) {
+		t.Errorf("Load = %v, want the tokenFile of user \"\" rejected", err)
 	}
 }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
@@ -24,8 +26,11 @@ var ErrUnreachable = errors.New("the member did not answer")
 // CheckAccess asks the member who the credentials are, with a SelfSubjectReview: it proves
 // that the member answers and accepts the credentials, and needs no RBAC beyond what every
 // authenticated user has. A Forbidden or NotFound answer (reviews not allowed or not served)
-// still proves both. The error wraps ErrUnauthorized or ErrUnreachable and never contains the
-// member's address or credentials: a URL may carry secrets, and the error ends up in Events.
+// still proves both, unless the member took a config with credentials for an anonymous
+// request (an API server that allows anonymous requests answers bad credentials so), which is
+// ErrUnauthorized. The error wraps ErrUnauthorized or ErrUnreachable and never contains the
+// member's address (a URL may carry secrets, and the error ends up in Events); what else it
+// says is passed through RedactText.
 func CheckAccess(ctx context.Context, cl cluster.Cluster) error {
 	return checkAccess(ctx, cl, false)
 }
@@ -39,10 +44,14 @@ func CheckServed(ctx context.Context, cl cluster.Cluster) error {
 func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable bool) error {
 	c, err := authenticationv1client.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
 	if err != nil {
-		return fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err)
+		return Redact(fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err))
 	}
-	_, err = c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	review, err := c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
+	case anonymous(review, err) && hasCredentials(cl.GetConfig()):
+		// An API server that allows anonymous requests answers those whose credentials it
+		// does not accept as anonymous, instead of with 401.
+		return fmt.Errorf("%w: the member took them for an anonymous request", ErrUnauthorized)
 	case apierrors.IsNotFound(err) && notFoundIsUnreachable:
 		return fmt.Errorf("%w: %s", ErrUnreachable, describe(err))
 	case err == nil, apierrors.IsForbidden(err), apierrors.IsNotFound(err):
@@ -52,7 +61,27 @@ func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable 
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w within the access check's time limit", ErrUnreachable)
 	}
-	return fmt.Errorf("%w: %s", ErrUnreachable, describe(err))
+	return fmt.Errorf("%w: %s", ErrUnreachable, RedactText(describe(err)))
+}
+
+// anonymousUser is the user an API server gives requests it does not authenticate.
+const anonymousUser = "system:anonymous"
+
+// anonymous reports whether the answer to a SelfSubjectReview shows an anonymous request: a
+// review of the anonymous user, or a refusal to review that names it.
+func anonymous(review *authenticationv1.SelfSubjectReview, err error) bool {
+	if err == nil {
+		return review != nil && review.Status.UserInfo.Username == anonymousUser
+	}
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), `"`+anonymousUser+`"`)
+}
+
+// hasCredentials reports whether cfg authenticates at all (a config without credentials may
+// well mean to be anonymous).
+func hasCredentials(cfg *rest.Config) bool {
+	return cfg.BearerToken != "" || cfg.BearerTokenFile != "" || cfg.Username != "" || cfg.Password != "" ||
+		len(cfg.CertData) > 0 || cfg.CertFile != "" || cfg.ExecProvider != nil || cfg.AuthProvider != nil ||
+		cfg.WrapTransport != nil || cfg.Transport != nil
 }
 
 // describe names what went wrong with a request without repeating the request's URL, which

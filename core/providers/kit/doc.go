@@ -30,6 +30,14 @@
 // whose new credentials are unusable keeps the engaged instance with the credentials that work,
 // and reports the problem. A member whose cluster stops on its own is engaged again.
 //
+// Credentials are kept out of what the kit reports by construction: one function, RedactText,
+// removes URLs' user info and queries, Authorization headers, bearer tokens, JWTs and private
+// keys (and Engine.Fail the member's own credential values, see Secrets) from every log line
+// (Options.Logger is wrapped by RedactLogger), every Event note (Events.Record), every problem
+// (Problems.Report) and every error of the kit (Redact, Engine.Errorf). Engine.Engage refuses a
+// member whose server carries user info, a query or a fragment before client-go sees it.
+// TestEngineNeverReportsCredentials proves it on real API servers.
+//
 // The package keeps no global state and registers no metrics: the provider passes its own.
 // docs/providers/custom.md walks through writing a provider with it.
 package kit

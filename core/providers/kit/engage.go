@@ -21,6 +21,11 @@ import (
 // EventAction is the action of every Event the kit records.
 const EventAction = "Engage"
 
+// anyPolicy allows everything a kubeconfig.Policy field can allow: CheckRESTConfig then refuses
+// only what no Policy allows, a server with user info, a query or a fragment, or none at all.
+var anyPolicy = kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowLocalFiles: true,
+	AllowInsecure: true, AllowPlainHTTP: true, AllowProxyURL: true}
+
 // Reasons of the Events and metrics of the engage step, the same in every provider. Warnings are
 // recorded when a member's problem appears or changes, not again while it stays the same; each
 // attempt still counts in the provider's errors metric. Providers add reasons of their own for
@@ -32,7 +37,9 @@ const (
 	ReasonInvalidKubeconfig = kubeconfig.ReasonInvalid
 
 	// ReasonClusterSetupFailed (Warning): Options.RESTOptions or cluster.New refused the
-	// member's config. Not retried: the next change of the source is.
+	// member's config, or its server is no https or http URL or carries user info, a query or
+	// a fragment, which no kubeconfig.Policy allows (the metric reason is then
+	// kubeconfig.ReasonURLData). Not retried: the next change of the source is.
 	ReasonClusterSetupFailed = "ClusterSetupFailed"
 
 	// ReasonUnauthorized (Warning): the member refused the credentials. Retried with backoff,
@@ -185,6 +192,11 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		if cfg, err = e.opts.Options.RESTConfig(m.Config); err != nil {
 			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, err))
 		}
+		// A URL with credentials must never reach client-go, whose errors and klog lines
+		// quote it.
+		if err := kubeconfig.CheckRESTConfig(cfg, anyPolicy); err != nil {
+			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, err))
+		}
 		e.mu.Lock()
 		same := engaged && clusters.EqualConfigs(st.config, cfg)
 		e.mu.Unlock()
@@ -304,8 +316,10 @@ func (e *Engine[K]) Disengage(name multicluster.ClusterName, regarding client.Ob
 // Fail reports a problem of member m of key: counted in the errors metric every time, logged and
 // recorded as a Warning Event on m.Regarding only when it appears or changes. An engaged member
 // stays engaged with the credentials that work. The Result retries when err is Retryable. err
-// must not contain credentials; errors of this package never do.
+// is passed through Redact with the Secrets of m.Config, so that neither the credential values
+// of the member nor what RedactText recognizes are reported.
 func (e *Engine[K]) Fail(key K, m Member, err error) Result {
+	err = Redact(err, Secrets(m.Config)...)
 	st := e.state(key, m.Name)
 	p := problemOf(err)
 	e.problems.Report(&st.problem, e.log.WithValues("cluster", m.Name), m.Regarding, m.Related, p.reason, p.metricReason, err)

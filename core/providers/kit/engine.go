@@ -150,9 +150,10 @@ func (e *Engine[K]) Options() Options { return e.opts.Options }
 // Logger returns Options.Logger.
 func (e *Engine[K]) Logger() logr.Logger { return e.log }
 
-// Errorf returns an error that starts with the provider's name, as every error of Run does.
+// Errorf returns an error that starts with the provider's name, as every error of Run does,
+// passed through Redact.
 func (e *Engine[K]) Errorf(format string, args ...any) error {
-	return fmt.Errorf(e.errPrefix+": "+format, args...)
+	return Redact(fmt.Errorf(e.errPrefix+": "+format, args...))
 }
 
 // Add queues key for a sync; see Loop.Add.

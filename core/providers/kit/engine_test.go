@@ -93,13 +93,15 @@ func (p *memberProvider) set(name string, cfg *rest.Config) {
 	p.engine.Add(name)
 }
 
-// safeRecorder keeps the reasons of the Events recorded, per regarding object name.
+// safeRecorder keeps the reasons of the Events recorded, per regarding object name, and every
+// Event as text.
 type safeRecorder struct {
 	mu      sync.Mutex
 	reasons map[string][]string
+	events  []string
 }
 
-func (r *safeRecorder) Eventf(regarding, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+func (r *safeRecorder) Eventf(regarding, _ runtime.Object, eventType, reason, action, note string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reasons == nil {
@@ -107,6 +109,14 @@ func (r *safeRecorder) Eventf(regarding, _ runtime.Object, _, reason, _, _ strin
 	}
 	name := regarding.(metav1.Object).GetName()
 	r.reasons[name] = append(r.reasons[name], reason)
+	r.events = append(r.events, fmt.Sprintf("%s %s %s %s: %s", name, eventType, reason, action, fmt.Sprintf(note, args...)))
+}
+
+// all returns every Event so far as text: object name, type, reason, action and note.
+func (r *safeRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }
 
 func (r *safeRecorder) of(name string) []string {

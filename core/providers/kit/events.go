@@ -27,13 +27,14 @@ type Events struct {
 }
 
 // Record records an Event on regarding, with related (which may be nil, also a typed nil such
-// as a nil *corev1.Secret) as the related object. A note longer than MaxNoteBytes is cut and
-// ends in "...", so that the API server does not refuse the Event. A nil regarding records
-// nothing.
+// as a nil *corev1.Secret) as the related object. The note is passed through RedactText; one
+// longer than MaxNoteBytes is then cut and ends in "...", so that the API server does not refuse
+// the Event. A nil regarding records nothing.
 func (e *Events) Record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
 	if e == nil || e.Recorder == nil || regarding == nil {
 		return
 	}
+	note = RedactText(note)
 	if len(note) > MaxNoteBytes {
 		note = note[:MaxNoteBytes-3] + "..."
 	}
@@ -83,9 +84,11 @@ type Problems struct {
 
 // Report counts a failed attempt for the key whose problem is pr and, when err's message differs
 // from the one reported last, logs it and records a Warning Event on regarding with reason
-// eventReason (related may be nil). metricReason labels the count. err must not contain
-// credentials: it ends up in Events.
+// eventReason (related may be nil). metricReason labels the count. err is passed through Redact
+// before it is logged or recorded; credentials that RedactText cannot recognize must not be in
+// it.
 func (ps *Problems) Report(pr *Problem, log logr.Logger, regarding client.Object, related runtime.Object, eventReason, metricReason string, err error) {
+	err = Redact(err)
 	if ps.Errors != nil {
 		ps.Errors.WithLabelValues(metricReason).Inc()
 	}

@@ -120,3 +120,32 @@ func TestProblemsReportOnlyChanges(t *testing.T) {
 		t.Errorf("after Drop: gauge %v, Broken() %v; want 0, false", got, pr.Broken())
 	}
 }
+
+func TestEventsAndProblemsRedact(t *testing.T) {
+	const url = `Get "https://admin:hunter2@10.0.0.1:6443/api?token=qu3ry-t0ken": EOF`
+	rec := &recorder{}
+	events := &kit.Events{Recorder: rec, Action: "Engage"}
+	// The note is redacted before it is cut, so that no cut URL escapes redaction.
+	events.Record(testObject(), nil, corev1.EventTypeWarning, "Broken", strings.Repeat("x", kit.MaxNoteBytes-40)+url)
+
+	var logs providertest.LogBuffer
+	ps := &kit.Problems{Subject: "Cluster", Events: events}
+	var pr kit.Problem
+	ps.Report(&pr, logs.Logger(), testObject(), nil, "Unreachable", "Unreachable", errors.New(url))
+
+	texts := logs.Lines()
+	for _, e := range rec.events {
+		texts = append(texts, e.note)
+	}
+	if len(texts) != 3 {
+		t.Fatalf("got %d log lines and Events, want 3: %q", len(texts), texts)
+	}
+	for _, text := range texts {
+		if strings.Contains(text, "hunter2") || strings.Contains(text, "qu3ry-t0ken") || strings.Contains(text, "admin") {
+			t.Errorf("not redacted: %s", text)
+		}
+	}
+	if !strings.Contains(rec.events[1].note, "https://REDACTED@10.0.0.1:6443/api?REDACTED") {
+		t.Errorf("the Event of the problem lost what is no secret: %q", rec.events[1].note)
+	}
+}

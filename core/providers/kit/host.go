@@ -33,7 +33,7 @@ func RunHost(ctx context.Context, provider string, host cluster.Cluster) *HostRu
 		h.wg.Go(func() {
 			err := host.Start(h.ctx)
 			if h.ctx.Err() == nil {
-				h.cancel(fmt.Errorf("%w: %v", h.errStopped, err))
+				h.cancel(Redact(fmt.Errorf("%w: %v", h.errStopped, err)))
 			}
 		})
 	}
@@ -77,7 +77,7 @@ func NewHost(name string, cfg *rest.Config, logger logr.Logger, own func(*cluste
 	}}, extra...)
 	host, err := cluster.New(cfg, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: creating the host cluster: %w", prefix, err)
+		return nil, Redact(fmt.Errorf("%s: creating the host cluster: %w", prefix, err))
 	}
 	return host, nil
 }

@@ -22,9 +22,9 @@ type Members[K comparable] struct {
 // CacheSyncTimeout and logger follow opts.Options. Call it once, from the provider's constructor.
 func (m *Members[K]) Init(opts EngineOptions[K]) (*Engine[K], error) {
 	opts.Options.SetDefaults(opts.Name)
-	m.Clusters.Options.CacheSyncTimeout = opts.Options.CacheSyncTimeout
+	m.Options.CacheSyncTimeout = opts.Options.CacheSyncTimeout
 	// The Engine logs every outcome; the set's own lifecycle lines are detail.
-	m.Clusters.Options.Log = opts.Options.Logger.V(1)
+	m.Options.Log = opts.Options.Logger.V(1)
 	opts.Clusters = &m.Clusters
 	e, err := NewEngine(opts)
 	if err != nil {

@@ -92,7 +92,8 @@ type Options struct {
 	EventRecorder events.EventRecorder
 
 	// Logger receives the provider's messages, with the member under the key "cluster".
-	// Credentials are never logged.
+	// SetDefaults wraps it with RedactLogger, so that URLs' user info and queries, bearer
+	// tokens and the like are removed from every line, errors quoted from client-go included.
 	//
 	// Defaults to controller-runtime's logger named after the provider, e.g.
 	// "clusterapi-provider".
@@ -120,6 +121,7 @@ func (o *Options) SetDefaults(name string) {
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName(name)
 	}
+	o.Logger = RedactLogger(o.Logger)
 }
 
 // RESTConfig returns a copy of cfg finished for a member: QPS and Burst default to DefaultQPS

@@ -77,7 +77,7 @@ type Watch[K comparable] struct {
 // Options.CacheSyncTimeout in all, until each has seen every existing object.
 func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if h.Informers == nil {
-		return nil, fmt.Errorf("%s: HostObjects has no Informers", e.errPrefix)
+		return nil, e.Errorf("HostObjects has no Informers")
 	}
 	timeout := e.opts.Options.CacheSyncTimeout
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -97,7 +97,7 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 		informer, err := h.Informers.GetInformer(waitCtx, w.Object, cache.BlockUntilSynced(false))
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("%s: getting the host's informer for %s%s: %w", e.errPrefix, kind, hint(w.InformerHint), err)
+			return nil, e.Errorf("getting the host's informer for %s%s: %w", kind, hint(w.InformerHint), err)
 		}
 		queue := func(obj any) {
 			if o, ok := ObjectOf(obj); ok {
@@ -118,15 +118,15 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 		})
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("%s: watching the host's %s: %w", e.errPrefix, kind, err)
+			return nil, e.Errorf("watching the host's %s: %w", kind, err)
 		}
 		stops = append(stops, func() { _ = informer.RemoveEventHandler(reg) })
 		if !WaitFor(waitCtx, reg.HasSynced) {
 			stop()
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%s: waiting for the host's %s: %w", e.errPrefix, kind, context.Cause(ctx))
+				return nil, e.Errorf("waiting for the host's %s: %w", kind, context.Cause(ctx))
 			}
-			return nil, fmt.Errorf("%s: the host's %s did not sync within %s%s", e.errPrefix, kind, timeout, hint(w.SyncHint))
+			return nil, e.Errorf("the host's %s did not sync within %s%s", kind, timeout, hint(w.SyncHint))
 		}
 	}
 	return stop, nil
@@ -186,7 +186,7 @@ type Poll[K comparable] struct {
 // An error of the first run is logged, not returned: the source may come up later.
 func (p Poll[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if p.List == nil || p.Interval <= 0 {
-		return nil, fmt.Errorf("%s: Poll needs List and a positive Interval", e.errPrefix)
+		return nil, e.Errorf("Poll needs List and a positive Interval")
 	}
 	run := func(ctx context.Context) {
 		if err := p.List(ctx); err != nil && ctx.Err() == nil {
@@ -243,7 +243,7 @@ type Files[K comparable] struct {
 // Start logs why and the source polls only.
 func (f Files[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if f.Scan == nil {
-		return nil, fmt.Errorf("%s: Files needs Scan", e.errPrefix)
+		return nil, e.Errorf("Files needs Scan")
 	}
 	if f.Debounce <= 0 {
 		f.Debounce = 200 * time.Millisecond
