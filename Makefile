@@ -48,6 +48,21 @@ test: envtest ## Run go test -race in every module of go.work.
 demo: envtest ## Run the quickstart example against a local fleet (package: DEMO_PKG).
 	cd $(ROOT) && go run $(DEMO_PKG)
 
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target of every module for FUZZTIME each (default 30s); `make test` runs their seed corpora.
+	@cd $(ROOT) && status=0; for m in $(MODULES); do \
+		for pkg in $$(cd $$m && go list -f '{{if .TestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}{{if .XTestGoFiles}}{{if not .TestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}{{end}}' ./... | awk '{print $$1"="$$2}'); do \
+			dir=$${pkg#*=}; ip=$${pkg%%=*}; \
+			for fn in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do \
+				echo "fuzz: $$ip $$fn ($(FUZZTIME))"; \
+				(cd $$m && go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$ip) || status=1; \
+			done; \
+		done; \
+	done; exit $$status
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint in every module.
 	@status=0; for m in $(MODULES); do \
