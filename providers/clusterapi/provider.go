@@ -17,13 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
-)
-
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
 )
 
 // Provider engages one cluster for every ready Cluster API Cluster on a management (host)

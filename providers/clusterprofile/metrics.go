@@ -4,6 +4,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/providers/kit"
 )
 
 var (
@@ -12,18 +14,12 @@ var (
 	// kubeconfig.Reason values (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS,
 	// InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
 	// stays broken counts again each time it is synced.
-	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcr_clusterprofile_provider_errors_total",
-		Help: "Failed attempts of the ClusterProfile provider to engage a ready ClusterProfile, by reason.",
-	}, []string{"reason"})
+	Errors = kit.NewErrorsMetric(providerName)
 
 	// BrokenClusters is the number of selected, ready ClusterProfiles that cannot be engaged at
 	// the moment (or whose new credentials cannot be used), summed over the ClusterProfile
 	// providers of the process. Alert on it staying above zero.
-	BrokenClusters = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcr_clusterprofile_provider_broken_clusters",
-		Help: "Number of selected, ready ClusterProfiles the provider cannot engage (or re-engage) at the moment.",
-	})
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
 
 	// UnreadyEngagedClusters is the number of engaged clusters whose ClusterProfile is not
 	// ready and that will be disengaged when Options.UnreadyGracePeriod ends, summed over the

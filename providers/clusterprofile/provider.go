@@ -20,13 +20,7 @@ import (
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
-	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
-)
-
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
 )
 
 // Provider engages one cluster for every ready ClusterProfile on a hub (host) cluster. Create it

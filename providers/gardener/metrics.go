@@ -3,6 +3,8 @@ package gardener
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/providers/kit"
 )
 
 var (
@@ -10,18 +12,12 @@ var (
 	// the Warning Event reasons (ClusterSetupFailed included), with InvalidKubeconfig refined into kubeconfig.Reason values
 	// (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS, InvalidKubeconfig) and
 	// MissingKubeconfigData. An object that stays broken counts again each time it is synced.
-	Errors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcr_gardener_provider_errors_total",
-		Help: "Failed attempts of the Gardener provider to engage a usable shoot, by reason.",
-	}, []string{"reason"})
+	Errors = kit.NewErrorsMetric(providerName)
 
 	// BrokenClusters is the number of selected, usable shoots that cannot be engaged at the
 	// moment (or whose new credentials cannot be used), summed over the Gardener providers of
 	// the process. Alert on it staying above zero.
-	BrokenClusters = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "mcr_gardener_provider_broken_clusters",
-		Help: "Number of selected, usable shoots the Gardener provider cannot engage (or re-engage) at the moment.",
-	})
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
 
 	// AdminKubeconfigRequests counts requests to the adminkubeconfig subresource of Shoots
 	// (TopologyGarden), by result: "success" or "error".

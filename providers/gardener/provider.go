@@ -22,13 +22,7 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
-	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
-)
-
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
 )
 
 // Provider engages one cluster for every usable Shoot of a garden cluster, or for every shoot

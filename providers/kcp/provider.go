@@ -23,11 +23,6 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
-)
-
 // Provider engages every logical cluster of a kcp virtual workspace, for example the workspaces
 // that bind an APIExport. Create it with New and hand it to the manager, which calls Start.
 type Provider struct {

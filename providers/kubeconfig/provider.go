@@ -17,11 +17,6 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
-)
-
 // Provider engages one cluster for every labeled kubeconfig Secret on a host cluster. Create it
 // with New or NewForHost and hand it to the manager, which calls Start.
 type Provider struct {

@@ -14,15 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
-)
-
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
 )
 
 // Provider engages one cluster, named after the project, for every ready Milo project. Create

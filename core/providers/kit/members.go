@@ -9,6 +9,12 @@ import (
 	"mcr.dev/core/multicluster"
 )
 
+// A provider that embeds Members is a multicluster.Provider and a multicluster.ProviderRunnable.
+var (
+	_ multicluster.Provider         = &Members[string]{}
+	_ multicluster.ProviderRunnable = &Members[string]{}
+)
+
 // Members is what a provider embeds to be a provider: the set of engaged members, which supplies
 // Get, IndexField and ClusterNames of multicluster.Provider (and ListClusters, the name
 // multicluster-runtime's providers use), and Start of multicluster.ProviderRunnable, which runs

@@ -59,11 +59,6 @@ func (o Options) withDefaults() Options {
 
 // snippet:end provider-options
 
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
-)
-
 // snippet:begin provider-type
 
 // Provider engages one cluster per key of a ConfigMap in the host cluster. Create it with New
