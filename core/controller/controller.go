@@ -229,7 +229,8 @@ func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSourc
 			return
 		}
 		if err == nil {
-			err = c.startAndSync(e.ctx, e.name, s)
+			// Sources log through the context, with the cluster (see mcsource.Kind).
+			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s)
 			if err == nil {
 				return
 			}

@@ -66,6 +66,7 @@ func (k *kind[object, request]) SyncingForCluster(name multicluster.ClusterName,
 	src := &clusterKind[object, request]{
 		obj:        obj,
 		cache:      cl.GetCache(),
+		member:     recoverableMember(cl),
 		handler:    k.handler(name, cl),
 		predicates: k.predicates,
 		registered: make(chan struct{}),
@@ -82,6 +83,7 @@ func (k *kind[object, request]) String() string {
 type clusterKind[object client.Object, request comparable] struct {
 	obj        object
 	cache      cache.Cache
+	member     *memberRef // nil when the cluster's watches are left to client-go
 	handler    handler.TypedEventHandler[object, request]
 	predicates []predicate.TypedPredicate[object]
 
@@ -107,16 +109,27 @@ func (s *clusterKind[object, request]) Start(ctx context.Context, q workqueue.Ty
 }
 
 func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue.TypedRateLimitingInterface[request]) error {
-	informer, err := s.cache.GetInformer(ctx, s.obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		return fmt.Errorf("getting informer for %T: %w", s.obj, err)
-	}
-	reg, err := informer.AddEventHandlerWithOptions(&eventHandler[object, request]{
+	h := &eventHandler[object, request]{
 		ctx:        ctx,
 		queue:      q,
 		handler:    s.handler,
 		predicates: s.predicates,
-	}, toolscache.HandlerOptions{})
+	}
+	if s.member != nil {
+		reg, ok, err := members.register(ctx, s.member, s.obj, h)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.registration = reg
+			return nil
+		}
+	}
+	informer, err := s.cache.GetInformer(ctx, s.obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("getting informer for %T: %w", s.obj, err)
+	}
+	reg, err := informer.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
 	if err != nil {
 		return fmt.Errorf("registering handler for %T: %w", s.obj, err)
 	}
