@@ -173,7 +173,7 @@ func openFleet(ctx context.Context, o options) (provider mcr.Provider, configs m
 	if o.kubeconfig != "" {
 		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(o.kubeconfig)
 		// The user's own kubeconfigs: accept exec plugins and certificate files, as kubectl does.
-		opts.Policy = file.TrustedPolicy()
+		opts.Policy, opts.DiscoveredPolicy = file.TrustedPolicy(), file.TrustedPolicy()
 		fmt.Printf("Reading kubeconfigs from %s\n", o.kubeconfig)
 	} else {
 		var dir string

@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"io/fs"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -14,7 +15,8 @@ import (
 var (
 	// LoadErrors counts failed reads of kubeconfig files and contexts, by file and reason. A file
 	// that stays broken counts once per scan (on every change in its directory, and every
-	// Options.ResyncPeriod), so its rate shows that it is still broken.
+	// Options.ResyncPeriod), so its rate shows that it is still broken. Bytes of a file's path
+	// that are not valid UTF-8 are U+FFFD in the label.
 	LoadErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcr_file_provider_load_errors_total",
 		Help: "Number of failed loads of kubeconfig files or contexts by the file provider, by file and reason.",
@@ -44,10 +46,16 @@ func init() {
 
 // Reasons of mcr_file_provider_load_errors_total besides those of kubeconfig.Reason.
 const (
-	reasonEmpty    = "EmptyFile"
-	reasonNotFound = "FileNotFound"
-	reasonIO       = "ReadError"
+	reasonEmpty      = "EmptyFile"
+	reasonNotFound   = "FileNotFound"
+	reasonNotRegular = "NotRegularFile"
+	reasonTooLarge   = "FileTooLarge"
+	reasonIO         = "ReadError"
 )
+
+// fileLabel is the file label of LoadErrors for path. Label values must be valid UTF-8 (the
+// metric panics otherwise), and file names are bytes: invalid bytes become U+FFFD.
+func fileLabel(path string) string { return strings.ToValidUTF8(path, "\uFFFD") }
 
 // reason classifies a load error for the metric.
 func reason(err error) string {
@@ -56,6 +64,10 @@ func reason(err error) string {
 		return reasonEmpty
 	case errors.Is(err, fs.ErrNotExist):
 		return reasonNotFound
+	case errors.Is(err, errNotRegular):
+		return reasonNotRegular
+	case errors.Is(err, errTooLarge):
+		return reasonTooLarge
 	}
 	if r := kubeconfig.Reason(err); r != "" {
 		return r

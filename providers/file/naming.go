@@ -17,7 +17,8 @@ const DefaultSeparator = "+"
 //	<file> <Separator> <context>
 //
 // <file> is the kubeconfig file's path relative to the name base, with "/" between path
-// elements, and with every "%" and every Separator in it percent-encoded ("%25", "%2B", ...).
+// elements, and with every "%", every Separator and every byte that is not valid UTF-8 in it
+// percent-encoded ("%25", "%2B", "%FF", ...).
 // <context> is the context name exactly as written in the file.
 //
 // The name is unique because <file> never contains the Separator: the first Separator of a name
@@ -39,18 +40,22 @@ func clusterName(base, sep, path, context string) multicluster.ClusterName {
 	return multicluster.ClusterName(escapeFile(filepath.ToSlash(rel), sep) + sep + context)
 }
 
-// escapeFile percent-encodes "%" and sep in a relative file path.
+// escapeFile percent-encodes "%", sep and every byte that is not part of valid UTF-8 in a relative
+// file path. File names are bytes: encoding invalid ones, rather than replacing them by U+FFFD,
+// keeps two such names apart and cluster names valid UTF-8, as logs and metric labels need.
 func escapeFile(rel, sep string) string {
 	var b strings.Builder
-	for _, r := range rel {
-		s := string(r)
-		if s == "%" || s == sep {
+	for len(rel) > 0 {
+		r, n := utf8.DecodeRuneInString(rel)
+		s := rel[:n]
+		rel = rel[n:]
+		if s == "%" || s == sep || r == utf8.RuneError && n == 1 {
 			for _, c := range []byte(s) {
 				fmt.Fprintf(&b, "%%%02X", c)
 			}
 			continue
 		}
-		b.WriteRune(r)
+		b.WriteString(s)
 	}
 	return b.String()
 }
@@ -62,6 +67,9 @@ func validSeparator(sep string) error {
 		return fmt.Errorf("separator %q must be exactly one character", sep)
 	case sep == "%" || sep == "/":
 		return fmt.Errorf("separator %q is reserved: %% escapes and / separates path elements", sep)
+	case strings.ContainsAny(sep, "0123456789ABCDEFabcdef"):
+		// A hexadecimal digit would occur inside the percent-encoding of the file part.
+		return fmt.Errorf("separator %q is reserved: hexadecimal digits occur in percent-encoding", sep)
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ func TestClusterNameExamples(t *testing.T) {
 		{"/etc", "+", "/etc/fleet/prod/kubeconfig", "admin@prod", "fleet/prod/kubeconfig+admin@prod"},
 		{"/etc/fleet", "+", "/etc/other/kubeconfig", "x", "../other/kubeconfig+x"},
 		{"/etc/fleet", ":", "/etc/fleet/a:b", "c", "a%3Ab:c"},
+		// File names are bytes: invalid UTF-8 is encoded, not replaced, so names stay apart.
+		{"/etc/fleet", "+", "/etc/fleet/\xff.kubeconfig", "x", "%FF.kubeconfig+x"},
+		{"/etc/fleet", "+", "/etc/fleet/\xfe.kubeconfig", "x", "%FE.kubeconfig+x"},
 	} {
 		if got := clusterName(tc.base, tc.sep, tc.file, tc.context); got != tc.want {
 			t.Errorf("clusterName(%q, %q, %q, %q) = %q, want %q", tc.base, tc.sep, tc.file, tc.context, got, tc.want)
@@ -77,7 +80,8 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("Files from $KUBECONFIG = %q, want %q", o.Files, want)
 	}
 	if o.Separator != DefaultSeparator || o.Debounce != DefaultDebounce || o.ResyncPeriod != DefaultResyncPeriod ||
-		!slices.Equal(o.DirPatterns, DefaultDirPatterns) || o.Policy != (kubeconfig.Policy{}) {
+		!slices.Equal(o.DirPatterns, DefaultDirPatterns) || o.Policy != (kubeconfig.Policy{}) ||
+		o.DiscoveredPolicy != (kubeconfig.Policy{}) || o.MaxFileSize != DefaultMaxFileSize {
 		t.Errorf("defaults not applied: %+v", o)
 	}
 
@@ -107,6 +111,11 @@ func TestInvalidOptions(t *testing.T) {
 		"two-character separator": {Dirs: []string{"/x"}, Separator: "++"},
 		"percent separator":       {Dirs: []string{"/x"}, Separator: "%"},
 		"slash separator":         {Dirs: []string{"/x"}, Separator: "/"},
+		"hex digit separator":     {Dirs: []string{"/x"}, Separator: "2"},
+		"hex letter separator":    {Dirs: []string{"/x"}, Separator: "B"},
+		"glob with a bad element": {Globs: []string{`/x/a\/*`}},
+		"glob with a bad class":   {Globs: []string{"/x/*["}},
+		"bad trailing escape":     {Dirs: []string{"/x"}, DirPatterns: []string{`a*\`}},
 		"bad glob":                {Globs: []string{"/x/[*"}},
 		"bad dir pattern":         {Dirs: []string{"/x"}, DirPatterns: []string{"[*"}},
 	} {
@@ -129,5 +138,26 @@ func TestParsePaths(t *testing.T) {
 	}
 	if want := []string{filepath.Join(dir, "*.kubeconfig")}; !slices.Equal(globs, want) {
 		t.Errorf("globs = %q, want %q", globs, want)
+	}
+}
+
+// A glob without a wildcard matches one path (it made New panic before).
+func TestGlobWithoutWildcard(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{path, "/"} {
+		if _, err := New(Options{Globs: []string{pattern}}); err != nil {
+			t.Errorf("New(Globs: %q): %v", pattern, err)
+		}
+	}
+	g, err := newGlob(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if matches, _, _ := g.match(); !slices.Equal(matches, []string{path}) {
+		t.Errorf("glob %q matches %q", path, matches)
 	}
 }

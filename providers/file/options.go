@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
 )
 
@@ -23,6 +24,10 @@ const (
 	// DefaultResyncPeriod is the file provider's own default of Options.ResyncPeriod: files
 	// cost little to read, and network file systems announce no changes.
 	DefaultResyncPeriod = time.Minute
+
+	// DefaultMaxFileSize is the default of Options.MaxFileSize, 1 MiB: the most a Kubernetes
+	// Secret or ConfigMap can hold, and a few hundred contexts with inline certificates.
+	DefaultMaxFileSize = 1 << 20
 )
 
 // Options configures a Provider. The zero value of every field selects its default; defaults are
@@ -67,10 +72,31 @@ type Options struct {
 	NameBase string
 
 	// Separator separates the file part of a cluster name from the context. It must be one
-	// character other than "%" and "/". Occurrences in the file part are percent-encoded.
+	// character other than "%", "/" and the hexadecimal digits (0-9, A-F, a-f), which occur in
+	// percent-encoding. Occurrences in the file part are percent-encoded.
 	//
 	// Defaults to DefaultSeparator, "+".
 	Separator string
+
+	// DiscoveredPolicy is the Policy for the kubeconfig files found through Dirs and Globs: any
+	// file that lands in those directories is read, so it is only as trusted as whoever can
+	// write there. Options.Policy applies to the files named in Files (and to those of
+	// $KUBECONFIG or $HOME/.kube/config), which the operator chose one by one; a file that is
+	// both named and discovered is read under Policy.
+	//
+	// Defaults to the zero kubeconfig.Policy, inline credentials only, whatever Policy is. Set it
+	// to TrustedPolicy() when only the operator can write into Dirs and Globs.
+	DiscoveredPolicy kubeconfig.Policy
+
+	// MaxFileSize bounds, in bytes, every file the provider reads: kubeconfigs and the files
+	// they reference (certificate-authority, client-certificate, client-key, tokenFile). A
+	// bigger file is an error on that file (or on the context that references it). Whatever
+	// the size, only regular files (or symlinks to them) are read: a named pipe, a device, a
+	// socket or a directory where a kubeconfig is expected is an error on that path, and is
+	// never opened in a way that could block.
+	//
+	// Defaults to DefaultMaxFileSize (1 MiB).
+	MaxFileSize int64
 
 	// Debounce is how long the file system must be quiet after a change before the files are
 	// read again, so that an editor's or kubelet's burst of events causes one reload. A steady
@@ -86,9 +112,10 @@ type Options struct {
 	//   - ResyncPeriod, which is also how often every file is read again without any file
 	//     system event (a safety net for network file systems and lost events), defaults to
 	//     DefaultResyncPeriod (one minute);
-	//   - Policy: its default, the zero kubeconfig.Policy, accepts inline credentials only, as
-	//     in every provider. Kubeconfigs that cloud CLIs write use exec plugins and files;
-	//     set Policy to TrustedPolicy() for files only the operator writes.
+	//   - Policy applies to the files of Files only (see DiscoveredPolicy for the others). Its
+	//     default, the zero kubeconfig.Policy, accepts inline credentials only, as in every
+	//     provider. Kubeconfigs that cloud CLIs write use exec plugins and files; set Policy to
+	//     TrustedPolicy() for files only the operator writes.
 	//
 	// The provider has no host cluster and records no Events. The Logger is named
 	// "file-provider"; the provider's own messages carry the kubeconfig path under "file".
@@ -117,6 +144,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ResyncPeriod <= 0 {
 		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
 	}
 	o.SetDefaults(providerName)
 

@@ -10,23 +10,17 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-
-	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
-)
-
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
 )
 
 // Provider engages one cluster per context of the kubeconfig files it watches. Create it with
 // New; a multi-cluster manager runs it (Start). Get and IndexField come from the embedded
 // clusters.Clusters.
 type Provider struct {
-	clusters.Clusters[cluster.Cluster]
+	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
+	// engine.
+	kit.Members[multicluster.ClusterName]
 
 	opts   Options
 	src    sources
@@ -53,7 +47,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	src := sources{files: o.Files, dirs: o.Dirs, dirPatterns: o.DirPatterns}
 	for _, p := range o.DirPatterns {
-		if _, err := filepath.Match(p, ""); err != nil {
+		if err := checkPattern(p); err != nil {
 			return nil, fmt.Errorf("file provider: dir pattern %q: %w", p, err)
 		}
 	}
@@ -71,21 +65,19 @@ func New(opts Options) (*Provider, error) {
 	p := &Provider{
 		opts:     o,
 		src:      src,
-		loader:   loader{base: o.NameBase, separator: o.Separator, policy: o.Policy},
+		loader:   loader{base: o.NameBase, separator: o.Separator, policy: o.Policy, discovered: o.DiscoveredPolicy, maxSize: o.MaxFileSize},
 		known:    map[string]map[multicluster.ClusterName]*clusterSpec{},
 		reported: map[string]string{},
 	}
 	p.desired.Equal = sameCredentials
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: o.CacheSyncTimeout, Log: o.Logger.V(1)}
-	p.engine, err = kit.NewEngine(kit.EngineOptions[multicluster.ClusterName]{
-		Name:     providerName,
-		Options:  o.Options,
-		Clusters: &p.Clusters,
-		Sync:     p.sync,
-		Sources:  []kit.Source[multicluster.ClusterName]{fileSource{p}},
-		Subject:  "Cluster",
-		Errors:   Errors,
-		Broken:   BrokenClusters,
+	p.engine, err = p.Init(kit.EngineOptions[multicluster.ClusterName]{
+		Name:    providerName,
+		Options: o.Options,
+		Sync:    p.sync,
+		Sources: []kit.Source[multicluster.ClusterName]{fileSource{p}},
+		Subject: "Cluster",
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err
@@ -130,14 +122,6 @@ func (p *Provider) ReadConfigs() (map[multicluster.ClusterName]*rest.Config, err
 		errs = append(errs, fmt.Errorf("%s: context %q: %w", ce.file, ce.context, ce.err))
 	}
 	return configs, errors.Join(errs...)
-}
-
-// Start reads the kubeconfig files, engages their clusters with aware and keeps them in step
-// with the files until ctx ends; then it disengages every cluster and returns. A manager calls
-// it. Broken files and unreachable clusters are reported and retried; they never make Start
-// fail.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	return p.engine.Run(ctx, aware)
 }
 
 // fileSource reads the files after every change (kit.Files) and, when it stops, takes this

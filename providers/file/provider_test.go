@@ -400,8 +400,9 @@ func TestUnreachableClusterDoesNotBlockOthers(t *testing.T) {
 	s.waitEngaged(t, "fleet.kubeconfig+east", "fleet.kubeconfig+west")
 }
 
-// With TrustedPolicy, exec plugins and file references work, relative paths are relative to the
-// kubeconfig, and a new certificate in a referenced file re-engages the cluster.
+// With TrustedPolicy for a configured file, exec plugins and file references work, relative paths
+// are relative to the kubeconfig, and a new certificate in a referenced file re-engages the
+// cluster.
 func TestTrustedPolicy(t *testing.T) {
 	dir := t.TempDir()
 	east := memberConfig(t, "east", "east")
@@ -426,7 +427,7 @@ func TestTrustedPolicy(t *testing.T) {
 	}}
 	writeAtomic(t, filepath.Join(dir, "fleet.kubeconfig"), merged(t, east, west))
 
-	s := start(t, file.Options{Dirs: []string{dir}, Options: kit.Options{Policy: file.TrustedPolicy()}})
+	s := start(t, file.Options{Files: []string{filepath.Join(dir, "fleet.kubeconfig")}, Options: kit.Options{Policy: file.TrustedPolicy()}})
 	s.waitEngaged(t, "fleet.kubeconfig+east", "fleet.kubeconfig+west")
 	s.requireReaches(t, "fleet.kubeconfig+east", "east")
 	s.requireReaches(t, "fleet.kubeconfig+west", "west")
@@ -472,6 +473,73 @@ func TestHardenedByDefault(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(file.LoadErrors.WithLabelValues(path, kubeconfig.ReasonExecPlugin)); got <= before {
 		t.Errorf("mcr_file_provider_load_errors_total{reason=ExecPlugin} did not grow")
+	}
+}
+
+// Policy applies to the files the operator names (Files); files found through Dirs and Globs are
+// read under DiscoveredPolicy, hardened by default whatever Policy is. A file both named and
+// discovered is read under Policy.
+func TestDiscoveredPolicy(t *testing.T) {
+	dir := t.TempDir()
+	withExec := memberConfig(t, "west", "plugin")
+	withExec.AuthInfos["plugin"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		APIVersion: "client.authentication.k8s.io/v1", Command: "true",
+		InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}}
+	path := filepath.Join(dir, "fleet.kubeconfig")
+	writeAtomic(t, path, merged(t, withExec))
+	glob := filepath.Join(dir, "*.kubeconfig")
+	trusted := file.TrustedPolicy()
+
+	for _, tc := range []struct {
+		name    string
+		opts    file.Options
+		refused bool
+	}{
+		{"named file, trusted Policy", file.Options{Files: []string{path}, Options: kit.Options{Policy: trusted}}, false},
+		{"named file, default Policy", file.Options{Files: []string{path}, DiscoveredPolicy: trusted}, true},
+		{"directory, trusted Policy", file.Options{Dirs: []string{dir}, Options: kit.Options{Policy: trusted}}, true},
+		{"glob, trusted Policy", file.Options{Globs: []string{glob}, Options: kit.Options{Policy: trusted}}, true},
+		{"directory, trusted DiscoveredPolicy", file.Options{Dirs: []string{dir}, DiscoveredPolicy: trusted}, false},
+		{"glob, trusted DiscoveredPolicy", file.Options{Globs: []string{glob}, DiscoveredPolicy: trusted}, false},
+		{"named and discovered, trusted Policy", file.Options{Files: []string{path}, Dirs: []string{dir}, Options: kit.Options{Policy: trusted}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := file.New(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			configs, err := p.ReadConfigs()
+			if tc.refused {
+				if err == nil || !strings.Contains(err.Error(), "AllowExec") || len(configs) != 0 {
+					t.Errorf("ReadConfigs = %d configs, %v; want the exec plugin refused", len(configs), err)
+				}
+				return
+			}
+			if err != nil || len(configs) != 1 {
+				t.Errorf("ReadConfigs = %d configs, %v; want the context accepted", len(configs), err)
+			}
+		})
+	}
+}
+
+// A context named "" cannot be selected by name (the empty name selects the current context), so
+// it is an error of its own instead of a member with another context's credentials.
+func TestContextNamedEmpty(t *testing.T) {
+	dir := t.TempDir()
+	cfg := memberConfig(t, "east", "east")
+	cfg.Contexts[""] = cfg.Contexts["east"].DeepCopy()
+	writeAtomic(t, filepath.Join(dir, "fleet.kubeconfig"), merged(t, cfg))
+	p, err := file.New(file.Options{Dirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs, err := p.ReadConfigs()
+	if err == nil || !strings.Contains(err.Error(), `context "": `) {
+		t.Errorf("ReadConfigs error = %v, want one for the context named \"\"", err)
+	}
+	if _, ok := configs["fleet.kubeconfig+east"]; !ok || len(configs) != 1 {
+		t.Errorf("ReadConfigs = %d configs, want only fleet.kubeconfig+east", len(configs))
 	}
 }
 

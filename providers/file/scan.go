@@ -32,7 +32,7 @@ func (p *Provider) scan(prev map[string]map[multicluster.ClusterName]*clusterSpe
 		watch:       l.watch,
 	}
 	for _, path := range l.files {
-		r := p.loader.load(path)
+		r := p.loader.load(path, l.explicit[path])
 		if r.err != nil {
 			res.fileErrs[path] = r.err
 			if old, ok := prev[path]; ok {
@@ -70,7 +70,7 @@ func (p *Provider) report(res scanResult) {
 	log := p.opts.Logger
 	seen := map[string]struct{}{}
 	for path, err := range res.fileErrs {
-		LoadErrors.WithLabelValues(path, reason(err)).Inc()
+		LoadErrors.WithLabelValues(fileLabel(path), reason(err)).Inc()
 		key := "file:" + path
 		seen[key] = struct{}{}
 		if p.reported[key] != err.Error() {
@@ -79,7 +79,7 @@ func (p *Provider) report(res scanResult) {
 		}
 	}
 	for name, ce := range res.contextErrs {
-		LoadErrors.WithLabelValues(ce.file, reason(ce.err)).Inc()
+		LoadErrors.WithLabelValues(fileLabel(ce.file), reason(ce.err)).Inc()
 		key := "cluster:" + string(name)
 		seen[key] = struct{}{}
 		if p.reported[key] != ce.err.Error() {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultDirPatterns is the default of Options.DirPatterns: the usual names of kubeconfig files,
@@ -73,16 +74,77 @@ type glob struct {
 }
 
 func newGlob(pattern string) (glob, error) {
-	if _, err := filepath.Match(pattern, ""); err != nil {
-		return glob{}, fmt.Errorf("glob %q: %w", pattern, err)
-	}
 	parts := strings.Split(pattern, string(filepath.Separator))
+	// Each element on its own: an escaped separator ("a\\/b") splits into a malformed one.
+	for _, part := range parts {
+		if err := checkPattern(part); err != nil {
+			return glob{}, fmt.Errorf("glob %q: %w", pattern, err)
+		}
+	}
 	i := slices.IndexFunc(parts, hasMeta)
+	if i < 0 {
+		// No wildcard at all (Options.Globs need not have one): it matches one path.
+		i = len(parts) - 1
+	}
 	prefix := strings.Join(parts[:i], string(filepath.Separator))
 	if prefix == "" {
 		prefix = string(filepath.Separator)
 	}
 	return glob{prefix: prefix, elems: parts[i:]}, nil
+}
+
+// checkPattern returns filepath.ErrBadPattern when pattern is malformed in filepath.Match's
+// syntax. filepath.Match itself reports a malformed pattern only when matching gets to the
+// malformed part: filepath.Match(pattern, "") accepts "a*\\" or "a[", which then never match.
+func checkPattern(pattern string) error {
+	escapes := filepath.Separator != '\\'
+	// next consumes one character of a character class, or of an escape sequence.
+	next := func(p string) (rest string, ok bool) {
+		if p == "" || p[0] == '-' || p[0] == ']' {
+			return "", false
+		}
+		if p[0] == '\\' && escapes {
+			p = p[1:]
+		}
+		r, n := utf8.DecodeRuneInString(p)
+		if p == "" || r == utf8.RuneError && n == 1 {
+			return "", false
+		}
+		return p[n:], true
+	}
+	for p := pattern; p != ""; {
+		switch {
+		case p[0] == '\\' && escapes:
+			if len(p) == 1 {
+				return filepath.ErrBadPattern
+			}
+			_, n := utf8.DecodeRuneInString(p[1:])
+			p = p[1+n:]
+		case p[0] == '[':
+			p = strings.TrimPrefix(p[1:], "^")
+			for n := 0; ; n++ {
+				if n > 0 && strings.HasPrefix(p, "]") {
+					p = p[1:]
+					break
+				}
+				var ok bool
+				if p, ok = next(p); !ok {
+					return filepath.ErrBadPattern
+				}
+				if strings.HasPrefix(p, "-") {
+					if p, ok = next(p[1:]); !ok {
+						return filepath.ErrBadPattern
+					}
+				}
+				if p == "" {
+					return filepath.ErrBadPattern
+				}
+			}
+		default:
+			p = p[1:]
+		}
+	}
+	return nil
 }
 
 // roots returns the directories the name base must contain.
@@ -102,16 +164,21 @@ func (s sources) roots() []string {
 type listing struct {
 	// files are the kubeconfig files found, absolute, clean and unresolved, sorted.
 	files []string
+	// explicit holds the files that are configured in Files (or come from $KUBECONFIG or
+	// $HOME/.kube/config), rather than only discovered through Dirs or Globs.
+	explicit map[string]bool
 	// errs are problems with configured paths (a file that is a directory, an unreadable
-	// directory), by path.
+	// directory) and with entries that match but are not regular files (a named pipe, a
+	// device, a directory named like a kubeconfig), by path.
 	errs map[string]error
 	// watch are the directories to watch so that any change to the result is noticed.
 	watch map[string]struct{}
 }
 
-// list finds the kubeconfig files of the sources and the directories to watch for them.
+// list finds the kubeconfig files of the sources and the directories to watch for them. It
+// never opens a file: it only looks at file types, so that special files cannot block it.
 func (s sources) list() listing {
-	l := listing{errs: map[string]error{}, watch: map[string]struct{}{}}
+	l := listing{explicit: map[string]bool{}, errs: map[string]error{}, watch: map[string]struct{}{}}
 	found := map[string]struct{}{}
 	addFile := func(p string) {
 		found[p] = struct{}{}
@@ -120,6 +187,20 @@ func (s sources) list() listing {
 			if dir := filepath.Dir(target); !within(dir, filepath.Dir(p)) {
 				l.watch[dir] = struct{}{}
 			}
+		}
+	}
+	// addMatch adds a path that Dirs or Globs found, when it is (or links to) a regular file.
+	addMatch := func(p string) {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A dangling symlink, or gone meanwhile.
+		case err != nil:
+			l.errs[p] = err
+		case !fi.Mode().IsRegular():
+			l.errs[p] = notRegular(fi.Mode())
+		default:
+			addFile(p)
 		}
 	}
 
@@ -132,9 +213,12 @@ func (s sources) list() listing {
 		case err != nil:
 			l.errs[f] = err
 		case fi.IsDir():
-			l.errs[f] = fmt.Errorf("%s is a directory; configure it as a directory, not a file", f)
+			l.errs[f] = fmt.Errorf("%w: a directory; configure it as a directory, not a file", errNotRegular)
+		case !fi.Mode().IsRegular():
+			l.errs[f] = notRegular(fi.Mode())
 		default:
 			addFile(f)
+			l.explicit[f] = true
 		}
 	}
 
@@ -152,18 +236,15 @@ func (s sources) list() listing {
 			if isHidden(e.Name()) || !matchesAny(s.dirPatterns, e.Name()) {
 				continue
 			}
-			p := filepath.Join(d, e.Name())
-			if isRegular(p) {
-				addFile(p)
-			}
+			addMatch(filepath.Join(d, e.Name()))
 		}
 	}
 
 	for _, g := range s.globs {
 		l.watch[nearestDir(g.prefix)] = struct{}{}
-		files, dirs, errs := g.match()
-		for _, f := range files {
-			addFile(f)
+		matches, dirs, errs := g.match()
+		for _, m := range matches {
+			addMatch(m)
 		}
 		for _, d := range dirs {
 			l.watch[d] = struct{}{}
@@ -181,11 +262,12 @@ func (s sources) list() listing {
 }
 
 // match walks the glob one element at a time, so that directory names are never read as
-// patterns. It returns the matching regular files, every directory visited (to be watched,
-// since a change in any of them can change the matches), and read errors by directory. Entries
-// whose names start with "." match only pattern elements that start with "." too, which keeps
-// the ..data and ..<timestamp> directories of ConfigMap and Secret volumes out.
-func (g glob) match() (files, dirs []string, errs map[string]error) {
+// patterns. It returns the paths that match the whole glob, whatever their type, every directory
+// visited (to be watched, since a change in any of them can change the matches), and read errors
+// by directory. Entries whose names start with "." match only pattern elements that start with
+// "." too, which keeps the ..data and ..<timestamp> directories of ConfigMap and Secret volumes
+// out.
+func (g glob) match() (matches, dirs []string, errs map[string]error) {
 	errs = map[string]error{}
 	if !isDir(g.prefix) {
 		return nil, nil, errs
@@ -217,9 +299,7 @@ func (g glob) match() (files, dirs []string, errs map[string]error) {
 			}
 			for _, c := range candidates {
 				if last {
-					if isRegular(c) {
-						files = append(files, c)
-					}
+					matches = append(matches, c)
 				} else if isDir(c) {
 					next = append(next, c)
 				}
@@ -230,7 +310,7 @@ func (g glob) match() (files, dirs []string, errs map[string]error) {
 		}
 		current = next
 	}
-	return files, dirs, errs
+	return matches, dirs, errs
 }
 
 func matchesAny(patterns []string, name string) bool {
@@ -240,12 +320,6 @@ func matchesAny(patterns []string, name string) bool {
 		}
 	}
 	return false
-}
-
-// isRegular reports whether p is, or links to, a regular file.
-func isRegular(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // nearestDir returns dir if it is a directory, else its nearest ancestor that is: watching that

@@ -1,15 +1,18 @@
 package kind
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
@@ -114,19 +117,32 @@ func (k *kindCalls) kind(ctx context.Context) (*kindcluster.Provider, error) {
 	return p, nil
 }
 
-// list returns the names of all kind clusters, sorted.
-func (k *kindCalls) list(ctx context.Context) ([]string, error) {
+// validName is the syntax of kind cluster names, as kind validates them at creation.
+var validName = regexp.MustCompile(`^[a-z0-9.-]+$`)
+
+// list returns the names of all kind clusters, sorted, and, apart, the entries of the list that
+// are no kind cluster names, quoted. The list is the cluster label of every container, whoever
+// made it: a container labeled with an empty name would otherwise be read as kind's default
+// cluster "kind", and a name with "=" or "," would change the container engine's label filter.
+func (k *kindCalls) list(ctx context.Context) (names, ignored []string, err error) {
 	p, err := k.kind(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v, err := k.do(ctx, "list", func() (any, error) { return p.List() })
 	if err != nil {
-		return nil, fmt.Errorf("listing kind clusters: %w", describe(err))
+		return nil, nil, fmt.Errorf("listing kind clusters: %w", describe(err))
 	}
-	names := slices.Clone(v.([]string))
+	for _, name := range v.([]string) {
+		if validName.MatchString(name) {
+			names = append(names, name)
+		} else {
+			ignored = append(ignored, strconv.QuoteToASCII(name))
+		}
+	}
 	slices.Sort(names)
-	return names, nil
+	slices.Sort(ignored)
+	return names, ignored, nil
 }
 
 // kubeconfig returns the kubeconfig of a kind cluster, for the host or, with internal, for the
@@ -151,9 +167,24 @@ func (k *kindCalls) kubeconfig(ctx context.Context, name string, internal bool) 
 		return p.KubeConfig(name, internal)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig of kind cluster %q: %w", name, describe(err))
+		return nil, fmt.Errorf("reading the kubeconfig of kind cluster %q: %w", name, describe(withholdDecoderDetails(err)))
 	}
 	return []byte(v.(string)), nil
+}
+
+// errUnreadableAdminConf replaces the errors of kind's YAML decoder, which quote fragments of the
+// document they fail on: here the node's admin.conf, whose values are credentials.
+var errUnreadableAdminConf = errors.New("the control-plane node's admin.conf is not a kubeconfig kind can read (decoder details withheld as they may quote credentials)")
+
+// withholdDecoderDetails returns errUnreadableAdminConf for an error of kind's YAML decoder, and
+// err otherwise. kind returns the decoder's errors as they are ("yaml: unmarshal errors: ...
+// cannot unmarshal !!str `c2VjcmV...`"); the container engine's errors are *kindexec.RunError.
+func withholdDecoderDetails(err error) error {
+	var run *kindexec.RunError
+	if err == nil || errors.As(err, &run) || !strings.Contains(err.Error(), "yaml:") {
+		return err
+	}
+	return errUnreadableAdminConf
 }
 
 // wait waits until no call runs any more, at most d.
@@ -177,21 +208,60 @@ const maxOutput = 512
 // describe adds the output of a failed engine command to err (kind's errors only name the
 // command and its exit status), so that "is the engine running?" problems explain themselves.
 // The output of `exec` is never included: it is what runs in a node, such as cat of the admin
-// kubeconfig, and may hold credentials.
+// kubeconfig, and may hold credentials. The error's text is printable (see printable): it quotes
+// what the engine printed and the container names it listed, which any container can choose, and
+// it goes into log lines.
 func describe(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
 	var run *kindexec.RunError
-	if !errors.As(err, &run) || len(run.Command) < 2 || slices.Contains(run.Command, "exec") {
-		return err
+	if errors.As(err, &run) && len(run.Command) >= 2 && !slices.Contains(run.Command, "exec") {
+		if out := strings.TrimSpace(strings.ToValidUTF8(string(run.Output), "\uFFFD")); out != "" {
+			if cut := truncate(out, maxOutput); cut != out {
+				out = cut + "..."
+			}
+			msg += ": " + out
+		}
 	}
-	out := bytes.TrimSpace(run.Output)
-	if len(out) == 0 {
-		return err
+	return &engineError{msg: printable(msg), err: err}
+}
+
+// engineError is an error of the kind library, or of the container engine under it, with a
+// printable message.
+type engineError struct {
+	msg string
+	err error
+}
+
+func (e *engineError) Error() string { return e.msg }
+func (e *engineError) Unwrap() error { return e.err }
+
+// truncate returns the longest prefix of s of at most n bytes that ends at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	msg := string(out)
-	if len(msg) > maxOutput {
-		msg = msg[:maxOutput] + "..."
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return fmt.Errorf("%w: %s", err, strings.ReplaceAll(msg, "\n", " "))
+	return s[:n]
+}
+
+// printable returns s as valid UTF-8 on one line without control characters: line breaks and
+// tabs become spaces, other control characters (terminal escape sequences among them) and
+// invalid bytes U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // runtimeFromEnv mirrors the kind command line: $KIND_EXPERIMENTAL_PROVIDER picks the container

@@ -3,6 +3,7 @@ package kind_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,12 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	// Tests that look at logs pass their own logger.
 	ctrllog.SetLogger(logr.Discard())
+	// A fuzzing worker process runs one fuzz target, which brings its own container engine and
+	// needs no apiserver.
+	flag.Parse()
+	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
+		return m.Run()
+	}
 
 	// Every `docker` the kind library runs is the stand-in from here on. Each test points it at
 	// a state directory of its own (useStandIn).

@@ -8,11 +8,6 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-var (
-	_ multicluster.Provider         = &Provider{}
-	_ multicluster.ProviderRunnable = &Provider{}
-)
-
 // Provider engages the clusters of the local kind installation. Create it with New; a
 // multi-cluster manager runs it (Start). Get and IndexField come from the embedded
 // clusters.Clusters.
@@ -26,8 +21,9 @@ type Provider struct {
 	engine *kit.Engine[multicluster.ClusterName]
 	// listed holds the selected kind clusters of the last list that worked.
 	listed kit.Desired[multicluster.ClusterName, struct{}]
-	// listErr is the last list error logged. Only lists use it, and they never overlap.
-	listErr string
+	// listErr is the last list error logged, listIgnored the last names logged as ignored. Only
+	// lists use them, and they never overlap.
+	listErr, listIgnored string
 }
 
 // New returns a provider for opts.
@@ -69,7 +65,7 @@ func (s kindSource) Start(ctx context.Context, e *kit.Engine[multicluster.Cluste
 // cluster deleted and created again between two polls has new credentials), and every one that
 // is gone. A failed list changes nothing: it says nothing about the clusters.
 func (p *Provider) list(ctx context.Context) error {
-	names, err := p.kind.list(ctx)
+	names, ignored, err := p.kind.list(ctx)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -84,6 +80,12 @@ func (p *Provider) list(ctx context.Context) error {
 	if p.listErr != "" {
 		p.listErr = ""
 		log.Info("Listing kind clusters works again")
+	}
+	if msg := strings.Join(ignored, ", "); msg != p.listIgnored {
+		p.listIgnored = msg
+		if msg != "" {
+			log.Info("Ignoring containers labeled as kind nodes whose cluster name is not one kind accepts", "names", msg)
+		}
 	}
 	listed := map[multicluster.ClusterName]struct{}{}
 	for _, name := range names {

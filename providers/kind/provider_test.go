@@ -145,6 +145,41 @@ func TestPrefix(t *testing.T) {
 	}
 }
 
+// The cluster list is the cluster label of every container, whoever made it. Entries that are no
+// kind cluster names are ignored and logged once: an empty one, which kind would read as its
+// default cluster "kind" (so that a member "" would be engaged with that cluster's credentials),
+// and names kind refuses, which would change the engine's label filter.
+func TestIgnoresEntriesThatAreNoKindClusterNames(t *testing.T) {
+	kc := useStandIn(t)
+	create(t, kc, "fleet-a", "east")
+	create(t, kc, "kind", "west")
+	if err := kc.Update("fleet-a", func(c *standin.Cluster) {
+		for name, label := range map[string]string{"stray": "", "upper": "Fleet_B", "filter": "x=y,z"} {
+			c.Nodes = append(c.Nodes, standin.Node{Name: name, Role: standin.RoleWorker, Labels: map[string]string{standin.ClusterLabel: label}})
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	logs := &logBuffer{}
+	s := start(t, kind.Options{Options: kit.Options{Logger: logs.Logger()}})
+	s.waitEngaged(t, "fleet-a", "kind")
+	waitCalls(t, kc, 2, listCall...)
+	s.waitEngaged(t, "fleet-a", "kind")
+	line, err := logs.Find("Ignoring containers labeled as kind nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`\"\"`, "Fleet_B", "x=y,z"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %q does not name %s", line, want)
+		}
+	}
+	if n := len(logs.All("Ignoring containers labeled as kind nodes")); n != 1 {
+		t.Errorf("the ignored names were logged %d times, want once", n)
+	}
+}
+
 // One broken cluster never stops the others: a stopped node container (its kubeconfig cannot be
 // read), a wedged one (reading never answers), an unreachable apiserver and a kubeconfig that
 // the policy refuses are each logged under their name, once, while the good clusters are

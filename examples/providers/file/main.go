@@ -58,7 +58,8 @@ func run(ctx context.Context, args []string) error {
 		opts.Files, opts.Dirs, opts.Globs = file.ParsePaths(*fleet)
 	}
 	if *trusted {
-		opts.Policy = file.TrustedPolicy() // the default, the zero Policy, accepts inline credentials only
+		// The default of both, the zero Policy, accepts inline credentials only.
+		opts.Policy, opts.DiscoveredPolicy = file.TrustedPolicy(), file.TrustedPolicy()
 	}
 	provider, err := file.New(opts)
 	if err != nil {
