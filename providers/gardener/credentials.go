@@ -128,8 +128,15 @@ func (p *Provider) requestAdminKubeconfig(ctx context.Context, shoot *gardencore
 		return nil, fmt.Errorf("requesting %s of Shoot %s/%s: %w", AdminKubeconfigSubresource, shoot.Namespace, shoot.Name, err)
 	}
 	AdminKubeconfigRequests.WithLabelValues("success").Inc()
-	expires := req.Status.ExpirationTimestamp.Time
-	if len(req.Status.Kubeconfig) == 0 {
+	return adminCredentialsOf(shoot, &req.Status, requested, p.opts.RefreshFraction)
+}
+
+// adminCredentialsOf checks the answer of the adminkubeconfig subresource of shoot to a request
+// made at requested, and works out when to renew the credentials: after refreshFraction of
+// their lifetime.
+func adminCredentialsOf(shoot *gardencorev1beta1.Shoot, status *authenticationv1alpha1.AdminKubeconfigRequestStatus, requested time.Time, refreshFraction float64) (*adminCredentials, error) {
+	expires := status.ExpirationTimestamp.Time
+	if len(status.Kubeconfig) == 0 {
 		return nil, fmt.Errorf("the %s of Shoot %s/%s returned no kubeconfig", AdminKubeconfigSubresource, shoot.Namespace, shoot.Name)
 	}
 	if !expires.After(requested) {
@@ -140,10 +147,10 @@ func (p *Provider) requestAdminKubeconfig(ctx context.Context, shoot *gardencore
 	// clock shortens it rather than lengthening it past the real expiry.
 	lifetime := expires.Sub(requested)
 	return &adminCredentials{
-		kubeconfig: req.Status.Kubeconfig,
+		kubeconfig: status.Kubeconfig,
 		epoch:      credentialsEpoch(shoot),
 		expires:    expires,
-		renewAt:    requested.Add(time.Duration(float64(lifetime) * p.opts.RefreshFraction)),
+		renewAt:    requested.Add(time.Duration(float64(lifetime) * refreshFraction)),
 	}, nil
 }
 

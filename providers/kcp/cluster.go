@@ -42,13 +42,23 @@ type scopedCluster struct {
 	recorders  *recorders
 }
 
+// clusterHost returns the URL of logical cluster name on the endpoint at endpointURL:
+// <endpointURL>/clusters/<name>.
+func clusterHost(endpointURL string, name logicalcluster.Name) (string, error) {
+	host, err := url.JoinPath(endpointURL, name.Path().RequestPath())
+	if err != nil {
+		return "", fmt.Errorf("building the URL of logical cluster %q: %w", name, err)
+	}
+	return host, nil
+}
+
 // newScopedCluster returns the view of logical cluster name on ep, a running endpoint; the
 // caller holds ep.mu.
 func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Scheme, log logr.Logger) (*scopedCluster, error) {
 	cfg := rest.CopyConfig(ep.config)
-	host, err := url.JoinPath(ep.url, name.Path().RequestPath())
+	host, err := clusterHost(ep.url, name)
 	if err != nil {
-		return nil, fmt.Errorf("building the URL of logical cluster %q: %w", name, err)
+		return nil, err
 	}
 	cfg.Host = host
 	// Transports are shared by configs that differ in host only, so the logical clusters of an

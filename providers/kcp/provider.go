@@ -173,7 +173,7 @@ func (p *Provider) endpointKeys() []key {
 func EndpointURLs(slice *apisv1alpha1.APIExportEndpointSlice) []string {
 	var urls []string
 	for _, ep := range slice.Status.APIExportEndpoints {
-		url := strings.TrimSuffix(ep.URL, "/")
+		url := strings.TrimRight(ep.URL, "/")
 		if url != "" && !slices.Contains(urls, url) {
 			urls = append(urls, url)
 		}

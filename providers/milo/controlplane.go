@@ -29,7 +29,10 @@ func ControlPlanePath(project string) string {
 // replaced). It is the default of Options.ControlPlaneHost in ModeProject.
 func ControlPlaneURL(base *url.URL, project string) string {
 	u := *base
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = ControlPlanePath(project), "", "", ""
+	// Path is the decoded path, RawPath its escaped form: ControlPlanePath escaped once.
+	u.RawPath = ControlPlanePath(project)
+	u.Path = "/apis/resourcemanager.miloapis.com/v1alpha1/projects/" + project + "/control-plane"
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
 	return u.String()
 }
 

@@ -2,6 +2,7 @@ package milo_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +56,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// A fuzzing worker process runs one fuzz target, which needs no apiserver.
+	flag.Parse()
+	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
+		return m.Run()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var err error

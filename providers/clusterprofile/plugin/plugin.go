@@ -136,6 +136,9 @@ func Write(w io.Writer, apiVersion string, c Credential) error {
 		ClientKeyData:         c.ClientKeyData,
 	}
 	if !c.Expiration.IsZero() {
+		if y := c.Expiration.UTC().Year(); y < 0 || y > 9999 {
+			return fmt.Errorf("the expiration %s cannot be encoded: RFC 3339 has four-digit years", c.Expiration.UTC().Format(time.RFC3339))
+		}
 		exp := metav1.NewTime(c.Expiration.UTC())
 		status.ExpirationTimestamp = &exp
 	}
@@ -150,9 +153,13 @@ func Write(w io.Writer, apiVersion string, c Credential) error {
 	return err
 }
 
+// maxExpiry is the latest expiry an ExecCredential can carry: RFC 3339 has four-digit years.
+var maxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
 // TokenExpiry returns the expiry (the "exp" claim) of a JWT bearer token, such as a Kubernetes
-// ServiceAccount token, or the zero time when the token is not a JWT or has no expiry. The
-// signature is not checked: the result only tells client-go when to ask again.
+// ServiceAccount token, or the zero time when the token is not a JWT or has no expiry (or one
+// after the year 9999, which an ExecCredential cannot carry). The signature is not checked: the
+// result only tells client-go when to ask again.
 func TokenExpiry(token string) time.Time {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -169,7 +176,7 @@ func TokenExpiry(token string) time.Time {
 		return time.Time{}
 	}
 	secs, err := claims.Exp.Int64()
-	if err != nil || secs <= 0 {
+	if err != nil || secs <= 0 || secs > maxExpiry.Unix() {
 		return time.Time{}
 	}
 	return time.Unix(secs, 0)
