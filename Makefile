@@ -39,10 +39,15 @@ help: ## List the targets.
 envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds).
 	@bash $(ROOT)/hack/envtest.sh
 
+# How long `make test` fuzzes each fuzz target after the tests, to keep every target alive in
+# CI (the seed corpora run with the tests). 0 skips it.
+TEST_FUZZTIME ?= 3s
+
 .PHONY: test
-test: envtest ## Run go test -race in every module of go.work.
+test: envtest ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
 	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
+	@if [ "$(TEST_FUZZTIME)" != "0" ]; then $(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME); fi
 
 .PHONY: demo
 demo: envtest ## Run the quickstart example against a local fleet (package: DEMO_PKG).
@@ -52,7 +57,7 @@ demo: envtest ## Run the quickstart example against a local fleet (package: DEMO
 FUZZTIME ?= 30s
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target of every module for FUZZTIME each (default 30s); `make test` runs their seed corpora.
+fuzz: ## Run every fuzz target of every module for FUZZTIME each (default 30s); `make test` runs each for TEST_FUZZTIME.
 	@cd $(ROOT) && status=0; for m in $(MODULES); do \
 		for pkg in $$(cd $$m && go list -f '{{if .TestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}{{if .XTestGoFiles}}{{if not .TestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}{{end}}' ./... | awk '{print $$1"="$$2}'); do \
 			dir=$${pkg#*=}; ip=$${pkg%%=*}; \

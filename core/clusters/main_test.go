@@ -3,7 +3,6 @@ package clusters_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,19 +22,10 @@ import (
 var fleet *envtest.Fleet
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"a", "b"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"a", "b"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // newCluster builds an unstarted controller-runtime cluster for cfg.

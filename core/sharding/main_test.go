@@ -1,11 +1,7 @@
 package sharding_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -18,17 +14,8 @@ var fleet *envtest.Fleet
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(testLogger())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"host", "a", "b"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"host", "a", "b"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -40,19 +39,10 @@ func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	// Informers of members that are down log every retry through klog.
 	klog.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"host", "a", "b", "c"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"host", "a", "b", "c"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // cacheSyncTimeout is the controllers' and the provider's CacheSyncTimeout in these tests: an
@@ -274,6 +264,7 @@ type writer struct {
 	c       client.Client
 	l       *ledger
 
+	mu      sync.Mutex     // a test may write next to churn
 	next    int            // suffix of the next new object
 	live    []string       // objects that exist, in creation order
 	version map[string]int // last version written per object
@@ -294,6 +285,8 @@ func (w *writer) data(name string) map[string]string {
 
 // create creates a new object at version 1.
 func (w *writer) create(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	name := fmt.Sprintf("%s-%d", w.cluster, w.next)
 	w.next++
 	w.version[name] = 1
@@ -308,6 +301,8 @@ func (w *writer) create(ctx context.Context) error {
 
 // update writes the next version of the i-th live object.
 func (w *writer) update(ctx context.Context, i int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	name := w.live[i%len(w.live)]
 	w.version[name]++
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.l.ns, Name: name}, Data: w.data(name)}
@@ -320,6 +315,8 @@ func (w *writer) update(ctx context.Context, i int) error {
 
 // remove deletes the oldest live object.
 func (w *writer) remove(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	name := w.live[0]
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.l.ns, Name: name}}
 	if err := w.c.Delete(ctx, cm); err != nil {
@@ -328,6 +325,13 @@ func (w *writer) remove(ctx context.Context) error {
 	w.l.wrote(w.cluster, name, gone, time.Now())
 	w.live = w.live[1:]
 	return nil
+}
+
+// count returns the number of live objects.
+func (w *writer) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.live)
 }
 
 // churn creates, updates and deletes objects, one operation every interval, until ctx ends:
@@ -343,9 +347,9 @@ func (w *writer) churn(ctx context.Context, interval time.Duration) error {
 		}
 		var err error
 		switch {
-		case op%5 == 4 && len(w.live) > 3:
+		case op%5 == 4 && w.count() > 3:
 			err = w.remove(ctx)
-		case op%5 >= 2 && len(w.live) > 0:
+		case op%5 >= 2 && w.count() > 0:
 			err = w.update(ctx, op)
 		default:
 			err = w.create(ctx)

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,19 +34,10 @@ var members = []string{"a", "b", "c"}
 
 func TestMain(m *testing.M) {
 	log.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: append([]string{"host"}, members...)})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping fleet:", err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: append([]string{"host"}, members...)}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // testProvider serves clusters added by the test, the way a real provider serves discovered
