@@ -53,6 +53,13 @@ test: envtest ## Run go test -race in every module of go.work, then each fuzz ta
 demo: envtest ## Run the quickstart example against a local fleet (package: DEMO_PKG).
 	cd $(ROOT) && go run $(DEMO_PKG)
 
+# How long `make soak` runs the faults of the soak test; `make test` runs them for a minute.
+SOAK_DURATION ?= 5m
+
+.PHONY: soak
+soak: envtest ## Run the soak test (member stops, rotations, removals under a running controller) for SOAK_DURATION (default 5m).
+	cd $(ROOT)/core && MCR_SOAK_DURATION=$(SOAK_DURATION) go test -race -count=1 -run '^TestSoak$$' -v -timeout 60m ./internal/faults
+
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 30s
 
