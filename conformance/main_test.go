@@ -1,9 +1,6 @@
 package conformance_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -25,20 +22,8 @@ func newFleet() *conformance.Fleet {
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	fleet, err = envtest.Start(context.Background(), envtest.Options{Members: []string{"host", "ns-host", "s0", "s1", "s2"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the envtest fleet:", err)
-		return 1
-	}
-	defer func() {
-		if err := fleet.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the envtest fleet:", err)
-		}
-	}()
-	return m.Run()
+	envtest.Main(m, envtest.Options{Members: []string{"host", "ns-host", "s0", "s1", "s2"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }

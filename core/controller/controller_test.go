@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -53,19 +52,10 @@ func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	// Informers of clusters that refuse to list log every retry through klog.
 	klog.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"host", "a", "b", "flaky"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"host", "a", "b", "flaky"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // A cluster engaged again under the same name with a different instance replaces the earlier
