@@ -5,6 +5,7 @@ import (
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	upstreamkubeconfig "sigs.k8s.io/multicluster-runtime/providers/kubeconfig"
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/providers/nop"
@@ -48,4 +49,25 @@ func managerFromSomewhere() mcmanager.Manager {
 		os.Exit(1)
 	}
 	return mgr
+}
+
+// A provider compiled against sigs.k8s.io/multicluster-runtime, whose SetupWithManager takes
+// upstream's Manager, runs under mcr's manager through Upstream.
+func ExampleUpstream() {
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		os.Exit(1)
+	}
+	provider := upstreamkubeconfig.New(upstreamkubeconfig.Options{Namespace: "mcr-system"})
+	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{})
+	if err != nil {
+		os.Exit(1)
+	}
+	if err := provider.SetupWithManager(ctx, mcmanager.Upstream(mgr)); err != nil {
+		os.Exit(1)
+	}
+	if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
+		os.Exit(1)
+	}
 }

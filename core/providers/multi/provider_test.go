@@ -3,8 +3,6 @@ package multi_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -27,17 +25,10 @@ import (
 var fleet *envtest.Fleet
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"a", "b"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	_ = f.Stop()
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"a", "b"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // engagements is an Aware that records which clusters are engaged.
