@@ -69,7 +69,7 @@ func TypedControllerManagedBy[request mcreconcile.ClusterAware[request]](m mcman
 // available for mcreconcile.Request; other request types use Watches.
 func (b *TypedBuilder[request]) For(object client.Object, opts ...ForOption) *TypedBuilder[request] {
 	if b.forObject != nil {
-		b.err = errors.Join(b.err, errors.New("For() can only be called once"))
+		b.err = errors.Join(b.err, errors.New("For(...) should only be called once, could not assign multiple objects for reconciliation"))
 		return b
 	}
 	b.forObject = object
@@ -161,26 +161,34 @@ func (b *TypedBuilder[request]) Complete(r reconcile.TypedReconciler[request]) e
 
 // Build builds the controller, adds it to the manager and returns it.
 func (b *TypedBuilder[request]) Build(r reconcile.TypedReconciler[request]) (mccontroller.TypedController[request], error) {
-	if b.err != nil {
-		return nil, b.err
+	// The checks, their order and their texts are multicluster-runtime's, so that a program
+	// ported from it fails the same way.
+	if r == nil {
+		return nil, errors.New("must provide a non-nil Reconciler")
 	}
 	if b.mgr == nil {
 		return nil, errors.New("must provide a non-nil Manager")
 	}
-	if r == nil {
-		return nil, errors.New("must provide a non-nil Reconciler")
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.options.Reconciler != nil {
+		return nil, errors.New("reconciler was set via WithOptions() and via Build() or Complete()")
 	}
 	if b.forObject != nil && reflect.TypeFor[request]() != reflect.TypeFor[mcreconcile.Request]() {
 		return nil, fmt.Errorf("For() can only be used with mcreconcile.Request, got %T", *new(request))
 	}
 	if len(b.owns) > 0 && b.forObject == nil {
-		return nil, errors.New("Owns() requires For() to be set")
+		return nil, errors.New("Owns() can only be used together with For()")
 	}
-	sources, err := b.sources()
+	if b.forObject == nil && len(b.watches) == 0 && len(b.mcSources) == 0 && len(b.rawSources) == 0 {
+		return nil, errors.New("there are no watches configured, controller will never get triggered. Use For(), Owns(), Watches() or WatchesRawSource() to set them up")
+	}
+	name, err := b.controllerName()
 	if err != nil {
 		return nil, err
 	}
-	name, err := b.controllerName()
+	sources, err := b.sources()
 	if err != nil {
 		return nil, err
 	}

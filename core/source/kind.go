@@ -63,15 +63,17 @@ func (k *kind[object, request]) SyncingForCluster(name multicluster.ClusterName,
 		}
 		obj = projected
 	}
+	// The filter runs first and a filtered cluster is not touched (its cache, its handler) until
+	// the returned source is started, as multicluster-runtime does: callers that start a source
+	// whatever the filter says (the local cluster) still get a working one.
+	engage := k.filter == nil || k.filter(name, cl)
 	src := &clusterKind[object, request]{
 		obj:        obj,
-		cache:      cl.GetCache(),
-		member:     recoverableMember(cl),
-		handler:    k.handler(name, cl),
+		cl:         cl,
+		newHandler: func() handler.TypedEventHandler[object, request] { return k.handler(name, cl) },
 		predicates: k.predicates,
 		registered: make(chan struct{}),
 	}
-	engage := k.filter == nil || k.filter(name, cl)
 	return src, engage, nil
 }
 
@@ -82,9 +84,8 @@ func (k *kind[object, request]) String() string {
 // clusterKind is the source of one object type in one cluster.
 type clusterKind[object client.Object, request comparable] struct {
 	obj        object
-	cache      cache.Cache
-	member     *memberRef // nil when the cluster's watches are left to client-go
-	handler    handler.TypedEventHandler[object, request]
+	cl         cluster.Cluster
+	newHandler func() handler.TypedEventHandler[object, request]
 	predicates []predicate.TypedPredicate[object]
 
 	startOnce    sync.Once
@@ -112,11 +113,12 @@ func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue
 	h := &eventHandler[object, request]{
 		ctx:        ctx,
 		queue:      q,
-		handler:    s.handler,
+		handler:    s.newHandler(),
 		predicates: s.predicates,
 	}
-	if s.member != nil {
-		reg, ok, err := members.register(ctx, s.member, s.obj, h)
+	// nil when the cluster's watches are left to client-go.
+	if member := recoverableMember(s.cl); member != nil {
+		reg, ok, err := members.register(ctx, member, s.obj, h)
 		if err != nil {
 			return err
 		}
@@ -125,7 +127,7 @@ func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue
 			return nil
 		}
 	}
-	informer, err := s.cache.GetInformer(ctx, s.obj, cache.BlockUntilSynced(false))
+	informer, err := s.cl.GetCache().GetInformer(ctx, s.obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return fmt.Errorf("getting informer for %T: %w", s.obj, err)
 	}
