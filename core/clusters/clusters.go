@@ -488,3 +488,19 @@ func (c *Clusters[T]) Indexes() []Index {
 	defer c.mu.Unlock()
 	return slices.Clone(c.indexes)
 }
+
+// OneOptions returns the only element of options, or the zero value when there is none: for a
+// constructor whose Options are an optional last argument, so that multicluster-runtime's
+// spelling without them compiles too (namespace.New(host), clusters.New()). More than one is a
+// programming error and panics, naming fn.
+func OneOptions[O any](fn string, options []O) O {
+	var opts O
+	switch len(options) {
+	case 0:
+	case 1:
+		opts = options[0]
+	default:
+		panic(fmt.Sprintf("%s: at most one Options argument, got %d", fn, len(options)))
+	}
+	return opts
+}

@@ -54,8 +54,10 @@ type Provider struct {
 	parked   map[multicluster.ClusterName]cluster.Cluster
 }
 
-// New returns a provider without clusters. Options are defaulted here.
-func New(opts Options) *Provider {
+// New returns a provider without clusters. Options, at most one (New() is
+// multicluster-runtime's spelling), are defaulted here.
+func New(options ...Options) *Provider {
+	opts := clusters.OneOptions("clusters.New", options)
 	if opts.Log.GetSink() == nil {
 		opts.Log = ctrllog.Log.WithName("clusters-provider")
 	}

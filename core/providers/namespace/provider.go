@@ -66,9 +66,10 @@ type generation struct {
 }
 
 // New returns a provider for the namespaces of host. host must be started by its owner, for
-// example by being the manager's local cluster; the provider only reads from it. Options are
-// defaulted here.
-func New(host cluster.Cluster, opts Options) *Provider {
+// example by being the manager's local cluster; the provider only reads from it. Options, at
+// most one (New(host) is multicluster-runtime's spelling), are defaulted here.
+func New(host cluster.Cluster, options ...Options) *Provider {
+	opts := clusters.OneOptions("namespace.New", options)
 	if opts.Log.GetSink() == nil {
 		opts.Log = ctrllog.Log.WithName("namespace-provider")
 	}

@@ -54,8 +54,10 @@ type Provider struct {
 	started bool
 }
 
-// New returns a provider that serves cl under name.
-func New(name multicluster.ClusterName, cl cluster.Cluster, opts Options) *Provider {
+// New returns a provider that serves cl under name. Options, at most one (New(name, cl) is
+// multicluster-runtime's spelling), are defaulted here.
+func New(name multicluster.ClusterName, cl cluster.Cluster, options ...Options) *Provider {
+	opts := clusters.OneOptions("single.New", options)
 	p := &Provider{name: name, cluster: cl, alreadyRunning: opts.AlreadyRunning}
 	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: opts.CacheSyncTimeout, Log: opts.Log}
 	if p.Options.Log.GetSink() == nil {
