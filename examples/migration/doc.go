@@ -1,0 +1,12 @@
+// Package migration checks the promise of docs/migration.md: a program written for
+// sigs.k8s.io/multicluster-runtime v0.24.1 compiles against mcr after the import swap the guide
+// documents, and nothing else.
+//
+// testdata holds such programs, written against multicluster-runtime's API and kept in its import
+// paths: controllers (builder, handlers, sources, controller options, custom requests, the
+// cluster in the context), providers (the utility providers and the sharded coordinator) and
+// setupprovider (an in-house provider set up with SetupWithManager). The test compiles each as it
+// is against multicluster-runtime (so the programs stay true to its API), then runs the guide's
+// sed block, taken from docs/migration.md itself, over copies and compiles them against mcr's
+// modules of this repository. It has no code of its own.
+package migration
