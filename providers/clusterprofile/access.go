@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -232,50 +233,124 @@ func buildAccessConfig(cfg *access.Config, cp *v1alpha1.ClusterProfile, policy k
 	one.Status.AccessProviders = []v1alpha1.AccessProvider{*ap.DeepCopy()}
 	private := *chosen
 	private.ExecConfig = chosen.ExecConfig.DeepCopy()
+	if err := checkExtensions(chosen, ap); err != nil {
+		return nil, err
+	}
 	built, err := access.New([]access.Provider{private}).BuildConfigFromCP(one)
 	if err != nil {
-		return nil, fmt.Errorf("access provider %q: %w", chosen.Name, err)
+		// Not wrapped: pkg/access quotes the YAML decoder, whose messages quote values.
+		return nil, fmt.Errorf("access provider %q: the ClusterProfile's cluster data cannot be used", chosen.Name)
 	}
 
 	cluster := ap.Cluster
-	var errs []error
-	if cluster.Server == "" {
-		errs = append(errs, fmt.Errorf("access provider %q: cluster.server is empty", chosen.Name))
+	if err := checkProfileData(chosen, ap, built, policy); err != nil {
+		return nil, err
 	}
 	built.Proxy = nil
 	if cluster.ProxyURL != "" {
+		// checkProfileData made sure it parses.
 		u, err := url.Parse(cluster.ProxyURL)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("access provider %q: cluster.proxy-url cannot be parsed", chosen.Name))
-		case u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5":
-			errs = append(errs, fmt.Errorf("access provider %q: cluster.proxy-url has scheme %q, want http, https or socks5", chosen.Name, u.Scheme))
-		default:
-			built.Proxy = http.ProxyURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("access provider %q: cluster.proxy-url cannot be parsed", chosen.Name)
 		}
+		built.Proxy = http.ProxyURL(u)
 	}
 	built.ServerName = cluster.TLSServerName
 	built.DisableCompression = cluster.DisableCompression
 	if cluster.InsecureSkipTLSVerify {
-		if !policy.AllowInsecure {
-			errs = append(errs, &kubeconfig.PolicyError{Kind: kubeconfig.ErrInsecureTLS, Field: fmt.Sprintf("access provider %q field cluster.insecure-skip-tls-verify", chosen.Name), Allow: "AllowInsecure"})
-		} else {
-			built.Insecure = true
-			built.CAData = nil // client-go refuses a CA together with insecure
-		}
+		built.Insecure = true
+		built.CAData = nil // client-go refuses a CA together with insecure
 	}
-	if cluster.CertificateAuthority != "" {
-		if !policy.AllowLocalFiles {
-			errs = append(errs, &kubeconfig.PolicyError{Kind: kubeconfig.ErrLocalFile, Field: fmt.Sprintf("access provider %q field cluster.certificate-authority", chosen.Name), Allow: "AllowLocalFiles"})
-		} else if len(built.CAData) == 0 {
-			built.CAFile = cluster.CertificateAuthority
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if cluster.CertificateAuthority != "" && len(built.CAData) == 0 && !built.Insecure {
+		built.CAFile = cluster.CertificateAuthority
 	}
 	if built.ExecProvider != nil {
 		slices.SortStableFunc(built.ExecProvider.Env, func(a, b clientcmdapi.ExecEnvVar) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return &accessResult{cfg: built, provider: chosen.Name, deprecated: usedDeprecated}, nil
+}
+
+// checkExtensions decodes the profile-sourced args and env extensions that chosen's policies
+// let pkg/access use, as pkg/access decodes them, so that a malformed one is reported without
+// the decoder's message, which quotes (the start of) the values: they are handed to the plugin
+// and may be credentials.
+func checkExtensions(chosen *access.Provider, ap *v1alpha1.AccessProvider) error {
+	for _, ext := range ap.Cluster.Extensions {
+		var err error
+		var want string
+		switch {
+		case ext.Name == AdditionalArgsExtension && chosen.ProfileSourcedCLIArgsPolicy == access.ProfileSourcedCLIArgsPolicyAppend:
+			var args []string
+			err, want = yaml.Unmarshal(ext.Extension.Raw, &args), "a string array"
+		case ext.Name == AdditionalEnvsExtension && chosen.ProfileSourcedEnvVarsPolicy != "" &&
+			chosen.ProfileSourcedEnvVarsPolicy != access.ProfileSourcedEnvVarsPolicyIgnore:
+			var env map[string]string
+			err, want = yaml.Unmarshal(ext.Extension.Raw, &env), "a map of strings"
+		}
+		if err != nil {
+			return fmt.Errorf("access provider %q: extension %s is not %s", chosen.Name, ext.Name, want)
+		}
+	}
+	return nil
+}
+
+// profileDataUser names the user of the kubeconfig checkProfileData builds, as its errors
+// quote it.
+const profileDataUser = "profile-sourced exec env"
+
+// checkProfileData applies policy to what the ClusterProfile, not the operator, put into built
+// (the config pkg/access built from the access provider ap of chosen), exactly as
+// kubeconfig.Check applies it to a kubeconfig: the server (https, no user info, query or
+// fragment), proxy-url (AllowProxyURL), insecure-skip-tls-verify (AllowInsecure),
+// certificate-authority (AllowLocalFiles) and the exec env the profile's additional-envs
+// extension set (DefaultExecEnv and AllowExecEnv). The operator's exec plugin, its args and env
+// are as trusted as the controller and are not checked. It runs before the plugin does, which
+// is handed the server. Errors name fields, never values.
+func checkProfileData(chosen *access.Provider, ap *v1alpha1.AccessProvider, built *rest.Config, policy kubeconfig.Policy) error {
+	cluster := ap.Cluster
+	if cluster.Server == "" {
+		return fmt.Errorf("access provider %q: cluster.server is empty", chosen.Name)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[chosen.Name] = &clientcmdapi.Cluster{
+		Server:                   cluster.Server,
+		ProxyURL:                 cluster.ProxyURL,
+		InsecureSkipTLSVerify:    cluster.InsecureSkipTLSVerify,
+		CertificateAuthority:     cluster.CertificateAuthority,
+		CertificateAuthorityData: cluster.CertificateAuthorityData,
+	}
+	kctx := &clientcmdapi.Context{Cluster: chosen.Name}
+	if env := profileSourcedEnv(chosen.ExecConfig, built.ExecProvider); len(env) > 0 {
+		// A bare command name: only the env is the profile's.
+		cfg.AuthInfos[profileDataUser] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "plugin", Env: env}}
+		kctx.AuthInfo = profileDataUser
+	}
+	cfg.Contexts["profile"] = kctx
+	policy.AllowExec = true
+	if err := kubeconfig.Check(cfg, "profile", policy); err != nil {
+		return fmt.Errorf("access provider %q: the ClusterProfile's cluster data: %w", chosen.Name, err)
+	}
+	return nil
+}
+
+// profileSourcedEnv returns the variables of the built exec config that the operator's exec
+// config does not set to the same value: those the profile set.
+func profileSourcedEnv(operator, built *clientcmdapi.ExecConfig) []clientcmdapi.ExecEnvVar {
+	if built == nil {
+		return nil
+	}
+	own := map[string]string{}
+	if operator != nil {
+		for _, v := range operator.Env {
+			own[v.Name] = v.Value
+		}
+	}
+	var out []clientcmdapi.ExecEnvVar
+	for _, v := range built.Env {
+		if value, ok := own[v.Name]; !ok || value != v.Value {
+			out = append(out, v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b clientcmdapi.ExecEnvVar) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -53,12 +53,17 @@ func testProfile(name string, exts ...clientcmdv1.NamedExtension) *v1alpha1.Clus
 
 func mustBuild(t *testing.T, cfg *access.Config, cp *v1alpha1.ClusterProfile) *accessResult {
 	t.Helper()
-	res, err := buildAccessConfig(cfg, cp, kubeconfig.Policy{})
+	res, err := buildAccessConfig(cfg, cp, permissive)
 	if err != nil {
 		t.Fatalf("buildAccessConfig(%s): %v", cp.Name, err)
 	}
 	return res
 }
+
+// permissive is the policy of mustBuild: it lets profiles set any exec env and a proxy-url, so
+// that the tests using it see how the config is built (TestProfileDataFollowsThePolicy covers
+// the policy).
+var permissive = kubeconfig.Policy{AllowExecEnv: "*", AllowProxyURL: true}
 
 // TestBuildNeverMutatesTheOperatorsExecConfig builds configs for two profiles again and again
 // with the Append policy: pkg/access would append each profile's args to the shared ExecConfig
@@ -175,7 +180,10 @@ func TestClusterFieldsPkgAccessDrops(t *testing.T) {
 
 	cl := &cp.Status.AccessProviders[0].Cluster
 	cl.ProxyURL, cl.TLSServerName, cl.DisableCompression = "http://proxy.example:3128", "api.internal", true
-	res = mustBuild(t, cfg, cp)
+	res, err = buildAccessConfig(cfg, cp, kubeconfig.Policy{AllowProxyURL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	req, _ := http.NewRequest(http.MethodGet, res.cfg.Host, nil)
 	if u, err := res.cfg.Proxy(req); err != nil || u.String() != "http://proxy.example:3128" {
 		t.Errorf("proxy = %v, %v", u, err)
@@ -185,7 +193,7 @@ func TestClusterFieldsPkgAccessDrops(t *testing.T) {
 	}
 
 	cl.ProxyURL = "ftp://nope"
-	if _, err := buildAccessConfig(cfg, cp, kubeconfig.Policy{}); err == nil {
+	if _, err := buildAccessConfig(cfg, cp, kubeconfig.Policy{AllowProxyURL: true}); err == nil {
 		t.Error("a proxy-url with an unsupported scheme was accepted")
 	}
 	cl.ProxyURL = ""
@@ -238,3 +246,74 @@ func TestAccessConfigFollowsCredentialContentOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileDataFollowsThePolicy: what a ClusterProfile puts into the config (server,
+// proxy-url, exec env through the additional-envs extension) is held to Options.Policy as a
+// kubeconfig is, before the plugin runs; the operator's own exec config is not. Errors name the
+// field, never the value.
+func TestProfileDataFollowsThePolicy(t *testing.T) {
+	const secret = "MkProfileDataS3cr3t"
+	cfg := operatorConfig("", access.ProfileSourcedEnvVarsPolicyReplace)
+	// The operator's env may set anything: the operator is as trusted as the controller.
+	cfg.Providers[0].ExecConfig.Env = append(cfg.Providers[0].ExecConfig.Env, clientcmdapi.ExecEnvVar{Name: "LD_LIBRARY_PATH", Value: "/opt/plugin"})
+	for _, tc := range []struct {
+		what   string
+		change func(*clientcmdv1.Cluster)
+		policy kubeconfig.Policy
+		want   error // nil: accepted
+	}{
+		{"proxy-url without AllowProxyURL", func(c *clientcmdv1.Cluster) { c.ProxyURL = "http://user:" + secret + "@proxy.example:3128" }, kubeconfig.Policy{}, kubeconfig.ErrProxyURL},
+		{"proxy-url with its password", func(c *clientcmdv1.Cluster) { c.ProxyURL = "http://user:" + secret + "@proxy.example:3128" }, kubeconfig.Policy{AllowProxyURL: true}, nil},
+		{"proxy-url with a query", func(c *clientcmdv1.Cluster) { c.ProxyURL = "http://proxy.example:3128/?token=" + secret }, kubeconfig.Policy{AllowProxyURL: true}, kubeconfig.ErrURLData},
+		{"server user info", func(c *clientcmdv1.Cluster) { c.Server = "https://admin:" + secret + "@a.example:6443" }, kubeconfig.Policy{}, kubeconfig.ErrURLData},
+		{"server query", func(c *clientcmdv1.Cluster) { c.Server = "https://a.example:6443/?access_token=" + secret }, kubeconfig.Policy{}, kubeconfig.ErrURLData},
+		{"plain http server", func(c *clientcmdv1.Cluster) { c.Server = "http://a.example:6443" }, kubeconfig.Policy{}, kubeconfig.ErrPlainHTTP},
+		{"plain http server allowed", func(c *clientcmdv1.Cluster) { c.Server = "http://a.example:6443" }, kubeconfig.Policy{AllowPlainHTTP: true}, nil},
+		{"env outside the allow-list", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `{"LD_PRELOAD": "/tmp/`+secret+`.so"}`))
+		}, kubeconfig.Policy{}, kubeconfig.ErrExecEnv},
+		{"env the profile replaces", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `{"LD_LIBRARY_PATH": "/tmp/`+secret+`"}`))
+		}, kubeconfig.Policy{}, kubeconfig.ErrExecEnv},
+		{"env in AllowExecEnv", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `{"TOKEN_KEY": "`+secret+`"}`))
+		}, kubeconfig.Policy{AllowExecEnv: "TOKEN_*"}, nil},
+		{"env of DefaultExecEnv", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `{"AWS_REGION": "eu-west-1"}`))
+		}, kubeconfig.Policy{}, nil},
+		{"env the operator sets to the same value", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `{"LD_LIBRARY_PATH": "/opt/plugin"}`))
+		}, kubeconfig.Policy{}, nil},
+		{"env extension that is not a map", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `"`+secret+`"`))
+		}, kubeconfig.Policy{AllowExecEnv: "*"}, errAny},
+		{"env extension with a list", func(c *clientcmdv1.Cluster) {
+			c.Extensions = append(c.Extensions, ext(AdditionalEnvsExtension, `["`+secret+`"]`))
+		}, kubeconfig.Policy{AllowExecEnv: "*"}, errAny},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			cp := testProfile("a")
+			tc.change(&cp.Status.AccessProviders[0].Cluster)
+			res, err := buildAccessConfig(cfg, cp, tc.policy)
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == nil:
+				if res.cfg == nil {
+					t.Fatal("no config")
+				}
+				return
+			case err == nil:
+				t.Fatalf("accepted, want %v", tc.want)
+			case tc.want != errAny && !errors.Is(err, tc.want):
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:7]) {
+				t.Errorf("the error quotes the value: %v", err)
+			}
+		})
+	}
+}
+
+// errAny stands for any error in TestProfileDataFollowsThePolicy.
+var errAny = errors.New("any error")

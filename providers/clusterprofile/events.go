@@ -18,8 +18,8 @@ const (
 
 	// ReasonInvalidAccessProvider (Warning): the matching access provider cannot be turned into
 	// a config: no server, an extension that does not decode, a proxy-url that does not parse,
-	// or insecure-skip-tls-verify / certificate-authority refused by Options.Policy. Retried
-	// when the profile changes.
+	// or a server, proxy-url, insecure-skip-tls-verify, certificate-authority or profile-sourced
+	// exec env variable refused by Options.Policy. Retried when the profile changes.
 	ReasonInvalidAccessProvider = "InvalidAccessProvider"
 
 	// ReasonCredentialPluginFailed (Warning): the exec credential plugin did not produce

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -28,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -64,76 +63,72 @@ const tokenNamespace = "mcr-tokens"
 const accessProviderName = "mcr-token"
 
 func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
+	// Caches list and then watch, as clients do against apiservers without streaming lists
+	// (WatchList), so that TestEachPermissionIsNeeded shows both permissions are needed; with
+	// streaming lists a cache needs only watch.
+	if err := os.Setenv("KUBE_FEATURE_WatchListClient", "false"); err != nil {
+		panic(err)
+	}
+	// Every line logged through controller-runtime's and klog's process-wide loggers, for the
+	// leak test; tests that look at a provider's own logs pass their own logger.
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
+	envtest.Main(m, envtest.Options{Members: []string{"hub", "east", "west", "north"}}, setUp)
 }
 
-func run(m *testing.M) int {
-	// A fuzzing worker process runs one fuzz target of a parser, which needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		return m.Run()
-	}
-	fail := func(what string, err error) int {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
-		return 1
-	}
+// processLogs receives every line of controller-runtime's and klog's loggers.
+var processLogs = &providertest.LogBuffer{}
+
+// testDirPrefix names the directories that hold the built plugin and the hub kubeconfig.
+const testDirPrefix = "clusterprofile-test-"
+
+// setUp builds the plugin and prepares the hub of the fleet f.
+func setUp(f *envtest.Fleet) error {
+	fleet = f
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return fail("scheme", err)
+			return fmt.Errorf("scheme: %w", err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "clusterprofile-test-")
+	removeStaleDirs()
+	// envtest.Main exits the process when the tests are done, so this directory outlives
+	// them; removeStaleDirs removes it on a later run.
+	dir, err := os.MkdirTemp("", testDirPrefix)
 	if err != nil {
-		return fail("temp dir", err)
+		return fmt.Errorf("temp dir: %w", err)
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-
-	// Build the plugin while the fleet starts.
-	built := make(chan error, 1)
 	pluginPath = filepath.Join(dir, "clusterprofile-token-plugin")
-	go func() {
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", pluginPath, "./cmd/clusterprofile-token-plugin").CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%w: %s", err, out)
-		}
-		built <- err
-	}()
-
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"hub", "east", "west", "north"}})
-	if err != nil {
-		return fail("starting the fleet", err)
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", pluginPath, "./cmd/clusterprofile-token-plugin").CombinedOutput(); err != nil {
+		return fmt.Errorf("building the plugin: %w: %s", err, out)
 	}
-	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	if err := <-built; err != nil {
-		return fail("building the plugin", err)
-	}
-
 	hostCfg := fleet.Member("hub").Config()
 	if err := installCRD(ctx, hostCfg); err != nil {
-		return fail("installing the ClusterProfile CRD", err)
+		return fmt.Errorf("installing the ClusterProfile CRD: %w", err)
 	}
-	hub, err = client.New(hostCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fail("hub client", err)
+	if hub, err = client.New(hostCfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("hub client: %w", err)
 	}
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tokenNamespace}}); err != nil {
-		return fail("token namespace", err)
+		return fmt.Errorf("token namespace: %w", err)
 	}
 	hubKubeconfigPath = filepath.Join(dir, "hub.kubeconfig")
 	if err := os.WriteFile(hubKubeconfigPath, fleet.Member("hub").Kubeconfig(), 0o600); err != nil {
-		return fail("hub kubeconfig", err)
+		return fmt.Errorf("hub kubeconfig: %w", err)
 	}
-	return m.Run()
+	return nil
+}
+
+// removeStaleDirs removes the directories of earlier test runs that are older than a day, so
+// that a run still going elsewhere keeps its own.
+func removeStaleDirs() {
+	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), testDirPrefix+"*"))
+	for _, dir := range stale {
+		if fi, err := os.Stat(dir); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			_ = os.RemoveAll(dir)
+		}
+	}
 }
 
 // installCRD installs the ClusterProfile CRD shipped in the cluster-inventory-api module (the

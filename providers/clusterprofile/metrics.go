@@ -11,8 +11,8 @@ import (
 var (
 	// Errors counts failed attempts to engage a ready ClusterProfile, by reason: the Warning
 	// Event reasons, with InvalidKubeconfig and InvalidAccessProvider refined into
-	// kubeconfig.Reason values (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS,
-	// InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
+	// kubeconfig.Reason values (ExecPlugin, ExecEnv, AuthProviderPlugin, LocalFileReference,
+	// InsecureTLS, PlainHTTP, ProxyURL, URLData, InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
 	// stays broken counts again each time it is synced.
 	Errors = kit.NewErrorsMetric(providerName)
 

@@ -107,8 +107,11 @@ type Options struct {
 	// with the defaults documented there. Policy says what the data of the cluster inventory
 	// may ask for: for the Secret strategy it is the kubeconfig policy; for access providers,
 	// whose exec plugins come from the operator's file and so are always allowed, it governs
-	// the profile-sourced cluster fields (insecure-skip-tls-verify needs AllowInsecure,
-	// certificate-authority, a file path, AllowLocalFiles). Events are recorded on
+	// what the profile puts into the config, as kubeconfig.Check does for a kubeconfig: the
+	// server (https, no user info, query or fragment), proxy-url (AllowProxyURL),
+	// insecure-skip-tls-verify (AllowInsecure), certificate-authority, a file path
+	// (AllowLocalFiles), and the exec env of the additional-envs extension (DefaultExecEnv and
+	// AllowExecEnv). Events are recorded on
 	// ClusterProfiles; the Logger is named "clusterprofile-provider".
 	kit.Options
 }

@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterprofile"
@@ -402,13 +403,19 @@ func TestDeprecatedCredentialProviders(t *testing.T) {
 
 // TestProfileSourcedEnvNeedsThePolicy gives a profile an additional-envs extension that makes
 // the plugin read its token from another Secret key: ignored by default (the plugin finds no
-// token under the default key), used with profileSourcedEnvVarsPolicy AppendIfNotExists.
+// token under the default key), used with profileSourcedEnvVarsPolicy AppendIfNotExists and the
+// variable in Policy.AllowExecEnv, refused (InvalidAccessProvider, before the plugin runs) with
+// that policy alone.
 // (additional-args cannot be tested this way: the ClusterProfile CRD of v0.1.2 only stores
 // objects as extensions, and that extension is a string array.)
 func TestProfileSourcedEnvNeedsThePolicy(t *testing.T) {
-	nsIgnore, nsAppend := namespace(t), namespace(t)
+	nsIgnore, nsAppend, nsRefused := namespace(t), namespace(t), namespace(t)
 	ignore := start(t, nsIgnore, clusterprofile.Options{})
-	appendEnv := start(t, nsAppend, clusterprofile.Options{AccessProviders: accessConfig(t, `, "profileSourcedEnvVarsPolicy": "AppendIfNotExists"`)})
+	appendEnv := start(t, nsAppend, clusterprofile.Options{
+		AccessProviders: accessConfig(t, `, "profileSourcedEnvVarsPolicy": "AppendIfNotExists"`),
+		Options:         kit.Options{Policy: kubeconfig.Policy{AllowExecEnv: "CLUSTERPROFILE_TOKEN_KEY"}},
+	})
+	refused := start(t, nsRefused, clusterprofile.Options{AccessProviders: accessConfig(t, `, "profileSourcedEnvVarsPolicy": "AppendIfNotExists"`)})
 
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: tokenNamespace, Name: nsIgnore + "-alt"},
@@ -417,7 +424,7 @@ func TestProfileSourcedEnvNeedsThePolicy(t *testing.T) {
 	if err := hub.Create(t.Context(), secret); err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{nsIgnore, nsAppend} {
+	for _, ns := range []string{nsIgnore, nsAppend, nsRefused} {
 		var status v1alpha1.ClusterProfileStatus
 		healthy(&status, true)
 		status.AccessProviders = []v1alpha1.AccessProvider{memberAccess("east", map[string]string{"clusterName": nsIgnore + "-alt"},
@@ -429,6 +436,10 @@ func TestProfileSourcedEnvNeedsThePolicy(t *testing.T) {
 	waitEvent(t, nsIgnore, "p", clusterprofile.ReasonCredentialPluginFailed)
 	if e, _ := ignore.rec.Latest(clusterprofile.ClusterName(nsIgnore, "p")); e != nil {
 		t.Error("profile-sourced env was used although the policy is Ignore")
+	}
+	waitEvent(t, nsRefused, "p", clusterprofile.ReasonInvalidAccessProvider, "CLUSTERPROFILE_TOKEN_KEY", "AllowExecEnv")
+	if e, _ := refused.rec.Latest(clusterprofile.ClusterName(nsRefused, "p")); e != nil {
+		t.Error("profile-sourced env outside Policy.AllowExecEnv was used")
 	}
 }
 

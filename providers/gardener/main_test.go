@@ -3,7 +3,6 @@ package gardener_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,6 +25,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -61,57 +60,51 @@ var (
 var shootMembers = []string{"east", "west", "north"}
 
 func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
+	// Caches list and then watch, as clients do against apiservers without streaming lists
+	// (WatchList), so that TestEachPermissionIsNeeded shows both permissions are needed.
+	if err := os.Setenv("KUBE_FEATURE_WatchListClient", "false"); err != nil {
+		panic(err)
+	}
+	// Every line logged through controller-runtime's and klog's process-wide loggers, for the
+	// leak and RBAC tests; tests that look at a provider's own logs pass their own logger.
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
+	envtest.Main(m, envtest.Options{Members: append([]string{"host"}, shootMembers...)}, setUp)
 }
 
-func run(m *testing.M) int {
-	// A fuzzing worker process runs one fuzz target of a parser, which needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		return m.Run()
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+// processLogs receives every line of controller-runtime's and klog's loggers.
+var processLogs = &providertest.LogBuffer{}
+
+// setUp prepares the fleet f: the Gardener CRDs on host, the garden identity and the minter.
+func setUp(f *envtest.Fleet) error {
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gardencorev1beta1.AddToScheme, extensionsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	f, err := envtest.Start(ctx, envtest.Options{Members: append([]string{"host"}, shootMembers...)})
-	if err != nil {
-		return fail(err)
-	}
 	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
 	hostCfg := fleet.Member("host").Config()
 	if err := installCRDs(ctx, hostCfg); err != nil {
-		return fail(fmt.Errorf("installing the Gardener CRDs: %w", err))
+		return fmt.Errorf("installing the Gardener CRDs: %w", err)
 	}
+	var err error
 	if host, err = client.New(hostCfg, client.Options{Scheme: scheme}); err != nil {
-		return fail(err)
+		return err
 	}
 	rules, err := providertest.ManifestRules("config/rbac-garden.yaml", "ClusterRole")
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	data, err := fleet.Member("host").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{
 		Name: "gardener-provider", ClusterRules: rules, TokenExpiration: 2 * time.Hour,
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if gardenIdentity, err = clientcmd.RESTConfigFromKubeConfig(data); err != nil {
-		return fail(err)
+		return err
 	}
 	backends := map[string]*rest.Config{}
 	for _, name := range shootMembers {
@@ -119,11 +112,9 @@ func run(m *testing.M) int {
 	}
 	// An address nobody listens on, for unreachable shoots: its tokens are minted on east.
 	backends[unreachableURL] = fleet.Member("east").Config()
-	if minter, err = frontproxy.NewServiceAccountMinter(backends); err != nil {
-		return fail(err)
-	}
-	defer minter.Close()
-	return m.Run()
+	// The minter's timers die with the process, which envtest.Main ends.
+	minter, err = frontproxy.NewServiceAccountMinter(backends)
+	return err
 }
 
 // unreachableURL is advertised by shoots whose API server cannot be reached.

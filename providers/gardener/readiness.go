@@ -84,11 +84,24 @@ func ShootOfCluster(c *extensionsv1alpha1.Cluster) (*gardencorev1beta1.Shoot, er
 	}
 	shoot := &gardencorev1beta1.Shoot{}
 	if err := json.Unmarshal(raw, shoot); err != nil {
-		// The decoder's message may quote the document; it holds no credentials, but keep it
-		// short.
-		return nil, fmt.Errorf("spec.shoot is not a Shoot: %w", err)
+		return nil, fmt.Errorf("spec.shoot is not a Shoot: %s", decodeProblem(err))
 	}
 	return shoot, nil
+}
+
+// decodeProblem describes an error of json.Unmarshal without the values it may quote: the
+// decoders of fields (timestamps, quantities, ...) quote the value they refuse, and the
+// embedded Shoot is the cluster owner's data.
+func decodeProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("field %s holds a JSON %s, want %s", typeErr.Field, typeErr.Value, typeErr.Type)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("invalid JSON at offset %d", syntaxErr.Offset)
+	}
+	return "a field has a value that does not decode"
 }
 
 // selects reports whether the options select a Shoot: its namespace, labels and Options.Filter.

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -141,7 +142,7 @@ func (o options) token(ctx context.Context, req *plugin.Request) (plugin.Credent
 		return plugin.Credential{}, fmt.Errorf("%s has no data under key %q", where, o.key)
 	}
 	if bound, ok := secret.Data[serverKey]; ok && normalize(string(bound)) != normalize(server) {
-		return plugin.Credential{}, fmt.Errorf("%s is bound to another server than %s (data key %q); refusing to hand its token over", where, server, serverKey)
+		return plugin.Credential{}, fmt.Errorf("%s is bound to another server than %s (data key %q); refusing to hand its token over", where, describeServer(server), serverKey)
 	}
 	var refreshBy time.Time
 	if o.refreshAfter > 0 {
@@ -152,4 +153,14 @@ func (o options) token(ctx context.Context, req *plugin.Request) (plugin.Credent
 
 func normalize(server string) string {
 	return strings.TrimRight(strings.TrimSpace(server), "/")
+}
+
+// describeServer returns server for a message: without user info, query and fragment, which
+// may carry credentials and are no part of where the member is.
+func describeServer(server string) string {
+	u, err := url.Parse(strings.TrimSpace(server))
+	if err != nil || u.Host == "" {
+		return "the server of the request (not a URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

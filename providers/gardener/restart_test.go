@@ -1,0 +1,218 @@
+package gardener_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
+	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
+	"mcr.dev/providers/gardener"
+	"mcr.dev/providers/gardener/internal/frontproxy"
+)
+
+// TestHostRestart stops the host apiserver, which is the seed of a seed provider and, behind a
+// front-proxy, the garden of a garden provider, while both have members engaged, for longer
+// than the providers' CacheSyncTimeout, and starts it again: the engaged members stay engaged
+// through the outage (their engagement contexts stay alive), and after the restart each
+// provider engages a member added and disengages one removed on the host. It runs on a fleet
+// of its own, so that the outage disturbs no other test.
+func TestHostRestart(t *testing.T) {
+	t.Parallel()
+	const cacheSyncTimeout = 5 * time.Second
+	f := envtest.StartForTest(t, "seed", "shoot")
+	seedMember := f.Member("seed")
+	if err := installCRDs(t.Context(), seedMember.Config()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(seedMember.Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// add creates the control plane of shoot name: its namespace, Secret "gardener" and
+	// Cluster object.
+	add := func(ctx context.Context, name string) (string, error) {
+		kubeconfig, err := f.Member("shoot").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{Name: name})
+		if err != nil {
+			return "", err
+		}
+		technicalID := "shoot--restart--" + name
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: technicalID}}); err != nil {
+			return "", err
+		}
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: technicalID, Name: gardener.SeedSecretName},
+			Data:       map[string][]byte{gardener.SeedKubeconfigKey: kubeconfig},
+		}
+		if err := c.Create(ctx, secret); err != nil {
+			return "", err
+		}
+		raw, err := json.Marshal(embeddedShoot("restart", name, nil))
+		if err != nil {
+			return "", err
+		}
+		obj := &extensionsv1alpha1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: technicalID},
+			Spec: extensionsv1alpha1.ClusterSpec{
+				CloudProfile: runtime.RawExtension{Raw: []byte(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"CloudProfile","metadata":{"name":"local"}}`)},
+				Seed:         runtime.RawExtension{Raw: []byte(`{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Seed","metadata":{"name":"local"}}`)},
+				Shoot:        runtime.RawExtension{Raw: raw},
+			},
+		}
+		return technicalID, c.Create(ctx, obj)
+	}
+	stays, err := add(t.Context(), "stays")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goes, err := add(t.Context(), "goes")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The garden: Shoots backed by the shoot member, reached through a front-proxy.
+	minter, err := frontproxy.NewServiceAccountMinter(map[string]*rest.Config{f.Member("shoot").Host(): f.Member("shoot").Config()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(minter.Close)
+	proxy, err := frontproxy.Start(frontproxy.Options{Garden: seedMember.Config(), Mint: minter.Mint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	rules, err := providertest.ManifestRules("config/rbac-garden.yaml", "ClusterRole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, err := seedMember.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Name: "garden", ClusterRules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gardenCfg, err := clientcmd.RESTConfigFromKubeConfig(identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const project = "garden-restart"
+	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: project}}); err != nil {
+		t.Fatal(err)
+	}
+	addShoot := func(ctx context.Context, name string) error {
+		shoot := &gardencorev1beta1.Shoot{
+			ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: name},
+			Spec:       gardencorev1beta1.ShootSpec{Region: "local", Provider: gardencorev1beta1.Provider{Type: "local"}},
+		}
+		if err := c.Create(ctx, shoot); err != nil {
+			return err
+		}
+		shoot.Status = usableStatus(project, name, f.Member("shoot").Host())
+		return c.Status().Update(ctx, shoot)
+	}
+	for _, name := range []string{"stays", "goes"} {
+		if err := addShoot(t.Context(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	logs := &logBuffer{}
+	p, err := gardener.New(seedMember.Config(), gardener.Options{
+		Topology: gardener.TopologySeed,
+		Options: kit.Options{
+			CacheSyncTimeout: cacheSyncTimeout,
+			RetryMinDelay:    100 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			Logger:           logs.Logger(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{provider: p, rec: providertest.Start(t, p, waitTimeout).Recorder, logs: logs}
+	staysEng := r.waitEngaged(t, gardener.SeedClusterName(stays))
+	goesEng := r.waitEngaged(t, gardener.SeedClusterName(goes))
+
+	gardenLogs := &logBuffer{}
+	gp, err := gardener.New(proxy.ConfigFor(gardenCfg), gardener.Options{
+		Namespaces: []string{project},
+		Options: kit.Options{
+			CacheSyncTimeout: cacheSyncTimeout,
+			RetryMinDelay:    100 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			Logger:           gardenLogs.Logger(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &running{provider: gp, rec: providertest.Start(t, gp, waitTimeout).Recorder, logs: gardenLogs}
+	shootStays := g.waitEngaged(t, gardener.ShootClusterName(project, "stays"))
+	shootGoes := g.waitEngaged(t, gardener.ShootClusterName(project, "goes"))
+	engagements := []*providertest.Engagement{staysEng, goesEng, shootStays, shootGoes}
+
+	// The outage: twice CacheSyncTimeout.
+	if err := seedMember.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * cacheSyncTimeout); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		for _, e := range engagements {
+			if !e.Alive() {
+				t.Fatal("an engaged member was disengaged while the host was down")
+			}
+		}
+	}
+	if err := seedMember.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+
+	added, err := add(t.Context(), "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(t.Context(), &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: goes}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := addShoot(t.Context(), "new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(t.Context(), &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: "goes"}}); err != nil {
+		t.Fatal(err)
+	}
+	providertest.Eventually(t, 90*time.Second, "the new control plane engaged after the restart", func() error {
+		_, err := p.Get(t.Context(), gardener.SeedClusterName(added))
+		return err
+	})
+	t.Logf("new control plane engaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
+	r.rec.WaitDisengaged(t, p, gardener.SeedClusterName(goes), goesEng, 90*time.Second)
+	t.Logf("removed control plane disengaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
+	providertest.Eventually(t, 90*time.Second, "the new Shoot engaged after the restart", func() error {
+		_, err := gp.Get(t.Context(), gardener.ShootClusterName(project, "new"))
+		return err
+	})
+	t.Logf("new Shoot engaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
+	g.rec.WaitDisengaged(t, gp, gardener.ShootClusterName(project, "goes"), shootGoes, 90*time.Second)
+	t.Logf("deleted Shoot disengaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
+
+	if !staysEng.Alive() {
+		t.Error("the member engaged before the outage was disengaged")
+	}
+	if cl, err := p.Get(t.Context(), gardener.SeedClusterName(stays)); err != nil || cl != staysEng.Cluster {
+		t.Errorf("the member engaged before the outage is not the engaged instance: %v", err)
+	}
+	if !shootStays.Alive() {
+		t.Error("the Shoot engaged before the outage was disengaged")
+	}
+}
