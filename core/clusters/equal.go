@@ -117,3 +117,29 @@ func urlString(u *url.URL) string {
 	}
 	return u.String()
 }
+
+// CopyConfig returns a copy of cfg that shares nothing the copy's users write to. rest.CopyConfig
+// shares the exec plugin configuration between the original and the copy and writes into it
+// (ExecProvider.Config), so that two configs copied from one race as soon as one is copied
+// again; providers that keep a member's config, to compare it with the next, copy it with this.
+func CopyConfig(cfg *rest.Config) *rest.Config {
+	if cfg == nil {
+		return nil
+	}
+	src := *cfg
+	if ep := cfg.ExecProvider; ep != nil {
+		detached := *ep
+		detached.Args = slices.Clone(ep.Args)
+		detached.Env = slices.Clone(ep.Env)
+		if ep.Config != nil {
+			detached.Config = ep.Config.DeepCopyObject()
+		}
+		src.ExecProvider = &detached
+	}
+	if ap := cfg.AuthProvider; ap != nil {
+		detached := *ap
+		detached.Config = maps.Clone(ap.Config)
+		src.AuthProvider = &detached
+	}
+	return rest.CopyConfig(&src)
+}

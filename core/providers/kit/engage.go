@@ -204,7 +204,9 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 			e.problems.Resolve(&st.problem, log)
 			return Result{}
 		}
-		if cl, err = cluster.New(cfg, e.opts.Options.ClusterOptions...); err != nil {
+		// The cluster gets a copy of its own: client-go writes into the exec configuration of
+		// a config it copies, and cfg is kept to compare with the next one.
+		if cl, err = cluster.New(clusters.CopyConfig(cfg), e.opts.Options.ClusterOptions...); err != nil {
 			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, fmt.Errorf("creating the cluster: %w", err)))
 		}
 		if !e.opts.Options.SkipAccessCheck {

@@ -128,7 +128,7 @@ func (o *Options) SetDefaults(name string) {
 // and DefaultBurst when cfg sets neither, then RESTOptions apply in order. An error names the
 // option as "Options.RESTOptions[i]".
 func (o *Options) RESTConfig(cfg *rest.Config) (*rest.Config, error) {
-	cfg = rest.CopyConfig(cfg)
+	cfg = clusters.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.Burst == 0 {
 		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
 	}
