@@ -8,5 +8,7 @@
 // setupprovider (an in-house provider set up with SetupWithManager). The test compiles each as it
 // is against multicluster-runtime (so the programs stay true to its API), then runs the guide's
 // sed block, taken from docs/migration.md itself, over copies and compiles them against mcr's
-// modules of this repository. It has no code of its own.
+// modules of this repository. Programs that use one of multicluster-runtime's provider modules
+// the Go module proxy does not serve (file, kind, cluster-api, cluster-inventory-api) are compiled
+// against mcr only. It has no code of its own.
 package migration
