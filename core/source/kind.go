@@ -116,29 +116,44 @@ func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue
 		handler:    s.newHandler(),
 		predicates: s.predicates,
 	}
-	// nil when the cluster's watches are left to client-go.
-	if member := recoverableMember(s.cl); member != nil {
-		reg, ok, err := members.register(ctx, member, s.obj, h)
+	reg, err := AddRecoverableHandler(ctx, s.cl, s.obj, h)
+	if err != nil {
+		return err
+	}
+	s.registration = reg
+	return nil
+}
+
+// AddRecoverableHandler registers h on the informer of obj in cl's cache, as a Kind source does,
+// and removes it when ctx ends. When cl stops answering and answers again, the informer is
+// restarted at once and h gets what a resumed watch would have brought (see "Members that come
+// back" in the package doc), instead of waiting for client-go's watch backoff. Providers use it
+// for the host cluster they run themselves.
+//
+// Informers that cannot be restarted (those of a manager's own cluster, which other
+// controllers share, and of caches that are not client-go's) get h as they are and resume on
+// client-go's backoff.
+func AddRecoverableHandler(ctx context.Context, cl cluster.Cluster, obj client.Object, h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	if member := recoverableMember(cl); member != nil {
+		reg, ok, err := members.register(ctx, member, obj, h)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok {
-			s.registration = reg
-			return nil
+			return reg, nil
 		}
 	}
-	informer, err := s.cl.GetCache().GetInformer(ctx, s.obj, cache.BlockUntilSynced(false))
+	informer, err := cl.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
-		return fmt.Errorf("getting informer for %T: %w", s.obj, err)
+		return nil, fmt.Errorf("getting informer for %T: %w", obj, err)
 	}
 	reg, err := informer.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
 	if err != nil {
-		return fmt.Errorf("registering handler for %T: %w", s.obj, err)
+		return nil, fmt.Errorf("registering handler for %T: %w", obj, err)
 	}
-	s.registration = reg
-	// A callback instead of a goroutine: nothing of this source runs while the cluster is engaged.
+	// A callback instead of a goroutine: nothing of this registration runs while it lasts.
 	context.AfterFunc(ctx, func() { _ = informer.RemoveEventHandler(reg) })
-	return nil
+	return reg, nil
 }
 
 // WaitForSync blocks until the informer has synced and the initial list has been handed to the

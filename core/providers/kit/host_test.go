@@ -194,3 +194,67 @@ func TestObjectOfUnwrapsTombstones(t *testing.T) {
 func toolscacheTombstone(obj client.Object) any {
 	return toolscache.DeletedFinalStateUnknown{Key: "ns/a", Obj: obj}
 }
+
+// The host a provider runs itself comes back from an outage at once: its watches are restarted
+// as soon as it answers again (as members' are), so a change made right after the host's return
+// is synced within seconds instead of on client-go's watch backoff (up to a minute after an
+// outage this long).
+func TestOwnHostWatchesComeBackAtOnce(t *testing.T) {
+	fleet := envtest.StartForTest(t, "host")
+	member := fleet.Member("host")
+	host, err := cluster.New(member.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	c, err := client.New(member.Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := &names{set: map[string]int{}}
+	started := make(chan struct{})
+	var set clusters.Clusters[cluster.Cluster]
+	e, err := kit.NewEngine(kit.EngineOptions[string]{
+		Name:     "test-provider",
+		Clusters: &set,
+		Sync:     seen.sync,
+		Host:     host,
+		RunHost:  true,
+		Sources: []kit.Source[string]{
+			kit.HostObjects[string]{Informers: host.GetCache(), Watches: []kit.Watch[string]{{Object: &corev1.ConfigMap{}, Keys: configMapNames}}},
+			startedSource{started},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx, nil) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	<-started
+
+	if err := member.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(25 * time.Second)
+	if err := member.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "after-the-outage"}}); err != nil {
+		t.Fatal(err)
+	}
+	providertest.Eventually(t, 15*time.Second, "the ConfigMap created after the host's return synced", func() error {
+		if seen.count("after-the-outage") == 0 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	t.Logf("host back -> change synced: %s", time.Since(back).Round(time.Millisecond))
+}

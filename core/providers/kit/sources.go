@@ -15,6 +15,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mcsource "mcr.dev/core/source"
 )
 
 // Source tells an Engine which keys to sync: the provider's source of truth. The kit has one for
@@ -106,7 +108,7 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 				}
 			}
 		}
-		reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		handler := toolscache.ResourceEventHandlerFuncs{
 			AddFunc: queue,
 			UpdateFunc: func(oldObj, newObj any) {
 				if w.KeysOfOld {
@@ -115,12 +117,25 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 				queue(newObj)
 			},
 			DeleteFunc: queue,
-		})
+		}
+		var reg toolscache.ResourceEventHandlerRegistration
+		if own := e.opts.Host; e.opts.RunHost && own != nil && own.GetCache() == h.Informers {
+			// The provider's own host: when it comes back from an outage, its watches are
+			// restarted at once instead of on client-go's backoff (up to a minute).
+			watchCtx, cancelWatch := context.WithCancel(context.WithoutCancel(ctx))
+			reg, err = mcsource.AddRecoverableHandler(watchCtx, own, w.Object, handler)
+			if err == nil {
+				stops = append(stops, cancelWatch)
+			} else {
+				cancelWatch()
+			}
+		} else if reg, err = informer.AddEventHandler(handler); err == nil {
+			stops = append(stops, func() { _ = informer.RemoveEventHandler(reg) })
+		}
 		if err != nil {
 			stop()
 			return nil, e.Errorf("watching the host's %s: %w", kind, err)
 		}
-		stops = append(stops, func() { _ = informer.RemoveEventHandler(reg) })
 		if !WaitFor(waitCtx, reg.HasSynced) {
 			stop()
 			if ctx.Err() != nil {
