@@ -79,7 +79,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	p.mu.Lock()
 	ep := p.endpoints[url]
 	if ep == nil && listed {
-		ep = &endpoint{url: url, log: p.log.WithValues("endpoint", url)}
+		ep = &endpoint{url: url, log: p.log.WithValues("endpoint", kit.RedactText(url))}
 		p.endpoints[url] = ep
 	}
 	p.mu.Unlock()
@@ -92,20 +92,27 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	case ep.running():
 		return kit.Result{}
 	}
+	if err := checkURL(url); err != nil {
+		// Refused until the slice lists another URL: a URL with credentials must never reach
+		// client-go, and the error quotes none of it.
+		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, reasonInvalidEndpointURL,
+			fmt.Errorf("an endpoint URL of the slice is refused: %w", err))
+		return kit.Result{}
+	}
 
 	if err := p.startEndpoint(ctx, ep); err != nil {
 		if ctx.Err() != nil {
 			return kit.Result{}
 		}
 		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, ReasonEndpointUnavailable,
-			fmt.Errorf("endpoint %s: %w", url, err))
+			fmt.Errorf("endpoint %s: %w", kit.RedactText(url), err))
 		return kit.Result{Retry: true}
 	}
 	recovered := ep.problem.Broken()
 	p.endpointProblems.Resolve(&ep.problem, ep.log)
 	ep.log.Info("Watching endpoint")
 	if recovered {
-		p.engine.Events().Record(slice, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+url+" is watched again")
+		p.engine.Events().Record(slice, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+kit.RedactText(url)+" is watched again")
 	}
 	// The syncs of logical clusters queued before the endpoint ran did not see it.
 	for _, name := range ep.logicalClusters() {

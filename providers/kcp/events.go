@@ -15,11 +15,17 @@ const EventSource = "mcr.dev/" + providerName
 const (
 	// ReasonEndpointUnavailable (Warning): an endpoint of the slice cannot be watched (not
 	// reachable, not serving the watched type, access refused, not synced within
-	// Options.CacheSyncTimeout). Retried with backoff.
+	// Options.CacheSyncTimeout). Retried with backoff. An endpoint URL with user info, a query
+	// or a fragment is refused with this reason too (metric reason InvalidEndpointURL), without
+	// quoting it, and not retried until the slice lists another URL.
 	ReasonEndpointUnavailable = "EndpointUnavailable"
 
 	// ReasonEndpointReady (Normal): an endpoint that could not be watched is watched now.
 	ReasonEndpointReady = "EndpointReady"
+
+	// reasonInvalidEndpointURL is the metric reason of an endpoint URL that is refused: it has
+	// user info, a query or a fragment (see ReasonEndpointUnavailable).
+	reasonInvalidEndpointURL = "InvalidEndpointURL"
 
 	// reasonInvalidObject is the metric reason of an object without a valid kcp.io/cluster.
 	reasonInvalidObject = "InvalidObject"

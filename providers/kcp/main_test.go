@@ -3,7 +3,6 @@ package kcp_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -13,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -54,38 +53,29 @@ const token = "mcr-kcp-provider-test"
 // exportName is the APIExport the test slices and bindings refer to.
 const exportName = "mcr"
 
-func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
-}
+// processLogs receives every line of the process-wide loggers (controller-runtime's and
+// client-go's klog), which the leak test scans; tests that look at a provider's own lines pass
+// it a logger of their own.
+var processLogs = &providertest.LogBuffer{}
 
-func run(m *testing.M) int {
-	// A fuzzing worker process runs one fuzz target, which needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		return m.Run()
-	}
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			return 1
+			os.Exit(1)
 		}
 	}
+	envtest.Main(m, envtest.Options{Members: []string{"host", "east", "west", "north"}}, setUp)
+}
+
+// setUp installs the CRDs, builds the clients and starts the two shards, which live as long as
+// the process.
+func setUp(f *envtest.Fleet) error {
+	fleet = f
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"host", "east", "west", "north"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	wg.Go(func() {
@@ -98,38 +88,32 @@ func run(m *testing.M) int {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the CRDs:", err)
-		return 1
+		return fmt.Errorf("installing the CRDs: %w", err)
 	}
 
+	var err error
 	if host, err = client.New(fleet.Member("host").Config(), client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	for _, name := range []string{"east", "west", "north"} {
 		if backends[name], err = client.New(fleet.Member(name).Config(), client.Options{Scheme: scheme}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 	}
-	shard := func(names ...string) (*frontproxy.Server, error) {
-		opts := frontproxy.Options{Token: token}
-		for _, name := range names {
-			opts.Backends = append(opts.Backends, frontproxy.Backend{Name: logicalcluster.Name(name), Config: fleet.Member(name).Config()})
-		}
-		return frontproxy.Start(opts)
+	if shardA, err = startShard(token, "east", "west"); err != nil {
+		return err
 	}
-	if shardA, err = shard("east", "west"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	shardB, err = startShard(token, "north")
+	return err
+}
+
+// startShard starts a shard in front of the named backends that requires the bearer token tok.
+func startShard(tok string, names ...string) (*frontproxy.Server, error) {
+	opts := frontproxy.Options{Token: tok}
+	for _, name := range names {
+		opts.Backends = append(opts.Backends, frontproxy.Backend{Name: logicalcluster.Name(name), Config: fleet.Member(name).Config()})
 	}
-	defer shardA.Close()
-	if shardB, err = shard("north"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer shardB.Close()
-	return m.Run()
+	return frontproxy.Start(opts)
 }
 
 // shardOf returns the shard that serves a backend.
@@ -318,6 +302,12 @@ func start(t *testing.T, slice string, opts kcp.Options) *started {
 // startWith is start with a recorder of the caller's as the provider's Aware.
 func startWith(t *testing.T, slice string, opts kcp.Options, rec *providertest.Recorder) *started {
 	t.Helper()
+	return startWithConfig(t, providerConfig(), slice, opts, rec)
+}
+
+// startWithConfig is startWith with the provider's config given.
+func startWithConfig(t *testing.T, cfg *rest.Config, slice string, opts kcp.Options, rec *providertest.Recorder) *started {
+	t.Helper()
 	logs := &logBuffer{}
 	if opts.CacheSyncTimeout == 0 {
 		opts.CacheSyncTimeout = 20 * time.Second
@@ -327,7 +317,7 @@ func startWith(t *testing.T, slice string, opts kcp.Options, rec *providertest.R
 		opts.RetryMaxDelay = 2 * time.Second
 	}
 	opts.Logger = logs.Logger()
-	p, err := kcp.New(providerConfig(), slice, opts)
+	p, err := kcp.New(cfg, slice, opts)
 	if err != nil {
 		t.Fatalf("kcp.New: %v", err)
 	}

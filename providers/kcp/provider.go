@@ -66,6 +66,14 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 	if endpointSliceName == "" {
 		return nil, errors.New("kcp provider: the APIExportEndpointSlice name is empty")
 	}
+	host := cfg.Host
+	if !strings.Contains(host, "://") {
+		// client-go takes a bare host:port for https.
+		host = "https://" + host
+	}
+	if err := checkURL(host); err != nil {
+		return nil, fmt.Errorf("kcp provider: the config's Host is refused: %w", err)
+	}
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("kcp provider: %w", err)
@@ -75,7 +83,7 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 	}
 	// The cache holds the slice only. A default field selector rather than a ByObject entry,
 	// so that New needs no request to kcp: Start reports a missing API.
-	host, err := kit.NewHost(providerName, cfg, o.Logger, func(co *cluster.Options) {
+	hostCluster, err := kit.NewHost(providerName, cfg, o.Logger, func(co *cluster.Options) {
 		co.Scheme = o.Scheme
 		co.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.name", endpointSliceName)
 	})
@@ -87,7 +95,7 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 		log:       o.Logger,
 		config:    rest.CopyConfig(cfg),
 		sliceName: endpointSliceName,
-		host:      host,
+		host:      hostCluster,
 		endpoints: map[string]*endpoint{},
 		engaged:   map[multicluster.ClusterName]*scopedCluster{},
 	}
@@ -97,7 +105,7 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 		Sync:    p.sync,
 		Sources: []kit.Source[key]{sliceSource{p}},
 		Keys:    p.endpointKeys,
-		Host:    host,
+		Host:    hostCluster,
 		RunHost: true,
 		Subject: "Logical cluster",
 		Errors:  Errors,

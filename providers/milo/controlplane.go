@@ -38,7 +38,12 @@ func ControlPlaneURL(base *url.URL, project string) string {
 
 // ServiceHost returns the in-cluster address of a project's control plane on Milo's
 // infrastructure cluster: https://milo-apiserver.project-<project>.svc.cluster.local:6443. It
-// is the default of Options.ControlPlaneHost in ModeProjectControlPlane.
+// is the default of Options.ControlPlaneHost in ModeProjectControlPlane, which refuses the
+// projects CheckServiceProject refuses: for them the host would name something else.
 func ServiceHost(project string) string {
 	return "https://milo-apiserver.project-" + project + ".svc.cluster.local:6443"
 }
+
+// serviceHost is the default ControlPlaneHost of ModeProjectControlPlane, a variable so that tests,
+// which cannot resolve in-cluster Services, can point it elsewhere.
+var serviceHost = ServiceHost

@@ -2,7 +2,6 @@ package milo_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,45 +48,31 @@ var (
 	scheme   *runtime.Scheme
 )
 
-func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
-}
+// processLogs receives every line of the process-wide loggers (controller-runtime's and
+// client-go's klog), which the leak test scans; tests that look at a provider's own lines pass
+// it a logger of their own.
+var processLogs = &providertest.LogBuffer{}
 
-func run(m *testing.M) int {
-	// A fuzzing worker process runs one fuzz target, which needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		return m.Run()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
 	var err error
 	if scheme, err = milo.Scheme(); err == nil {
 		err = apiextensionsv1.AddToScheme(scheme)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"milo", "alpha", "beta", "gamma"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
+	envtest.Main(m, envtest.Options{Members: []string{"milo", "alpha", "beta", "gamma"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if err := setUp(ctx); err != nil {
+			return fmt.Errorf("setting up the Milo stand-in: %w", err)
 		}
-	}()
-	if err := setUp(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the Milo stand-in:", err)
-		return 1
-	}
-	defer proxy.Close()
-	return m.Run()
+		return nil
+	})
 }
 
 // setUp installs the CRDs on "milo", starts the front proxy and mints the provider's token.
@@ -101,7 +86,7 @@ func setUp(ctx context.Context) error {
 		"resourcemanager.miloapis.com_projects.yaml",
 		"infrastructure.miloapis.com_projectcontrolplanes.yaml",
 	} {
-		if err := installCRD(ctx, filepath.Join("config", "crd", file)); err != nil {
+		if err := installCRD(ctx, host, filepath.Join("config", "crd", file)); err != nil {
 			return err
 		}
 	}
@@ -127,8 +112,21 @@ func setUp(ctx context.Context) error {
 	return nil
 }
 
-// installCRD creates the CRD of a file and waits until it is established.
-func installCRD(ctx context.Context, path string) error {
+// installCRDs installs both CRDs of config/crd with c.
+func installCRDs(ctx context.Context, c client.Client) error {
+	for _, file := range []string{
+		"resourcemanager.miloapis.com_projects.yaml",
+		"infrastructure.miloapis.com_projectcontrolplanes.yaml",
+	} {
+		if err := installCRD(ctx, c, filepath.Join("config", "crd", file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installCRD creates the CRD of a file with c and waits until it is established.
+func installCRD(ctx context.Context, host client.Client, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err

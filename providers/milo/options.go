@@ -83,6 +83,10 @@ type Options struct {
 	// Defaults to none.
 	HostClusterOptions []cluster.Option
 
+	// checkProject, when set, refuses a project whose name the default ControlPlaneHost cannot
+	// turn into an unambiguous host (CheckServiceProject).
+	checkProject func(project string) error
+
 	// Options are the fields every provider shares (Policy, RESTOptions, ClusterOptions,
 	// CacheSyncTimeout, SkipAccessCheck, retry delays, ResyncPeriod, EventRecorder, Logger),
 	// with the defaults documented there. Policy is not used: a project's config is BaseConfig,
@@ -113,6 +117,9 @@ func (o Options) withDefaults(host *rest.Config) (Options, error) {
 	if o.BaseConfig == nil {
 		return o, errors.New("no BaseConfig and no host config")
 	}
+	if err := checkHost(o.BaseConfig.Host); err != nil {
+		return o, fmt.Errorf("the Host of BaseConfig is refused: %w", err)
+	}
 	if o.ControlPlaneHost == nil {
 		switch o.Mode {
 		case ModeProject:
@@ -122,7 +129,8 @@ func (o Options) withDefaults(host *rest.Config) (Options, error) {
 			}
 			o.ControlPlaneHost = func(project string) string { return ControlPlaneURL(base, project) }
 		case ModeProjectControlPlane:
-			o.ControlPlaneHost = ServiceHost
+			o.ControlPlaneHost = serviceHost
+			o.checkProject = CheckServiceProject
 		}
 	}
 	o.SetDefaults(providerName)

@@ -61,6 +61,9 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("milo provider: host config is nil")
 	}
+	if err := checkHost(hostConfig.Host); err != nil {
+		return nil, fmt.Errorf("milo provider: the Host of the host config is refused: %w", err)
+	}
 	o, err := opts.withDefaults(hostConfig)
 	if err != nil {
 		return nil, fmt.Errorf("milo provider: %w", err)

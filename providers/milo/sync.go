@@ -41,11 +41,17 @@ func (p *Provider) sync(ctx context.Context, project string) kit.Result {
 		p.engine.Logger().Info("Project is ready again within the grace period; its cluster stayed engaged", "cluster", name)
 	}
 
+	if p.opts.checkProject != nil {
+		if err := p.opts.checkProject(project); err != nil {
+			return p.engine.Fail(project, kit.Member{Name: name, Regarding: obj}, kit.Permanent(kit.ReasonClusterSetupFailed, err))
+		}
+	}
+
 	// The provider presents its own credentials to every control plane: the config is BaseConfig
 	// pointed at the project's control plane.
 	cfg := rest.CopyConfig(p.opts.BaseConfig)
 	cfg.Host, cfg.APIPath = p.opts.ControlPlaneHost(project), ""
-	return p.engine.Engage(ctx, project, kit.Member{Name: name, Config: cfg, Regarding: obj, From: "the control plane at " + cfg.Host})
+	return p.engine.Engage(ctx, project, kit.Member{Name: name, Config: cfg, Regarding: obj, From: "the control plane at " + kit.RedactText(cfg.Host)})
 }
 
 // unready handles a selected object that is not ready: an engaged project keeps its cluster for

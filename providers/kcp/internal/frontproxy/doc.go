@@ -41,7 +41,11 @@
 //     cluster is annotated with that cluster, so the new object belongs to it (JSON bodies, and
 //     protobuf bodies of built-in types, which are sent on as JSON).
 //   - A bearer token, when Options.Token is set (kcp authorizes access to a virtual workspace
-//     through the APIExport's content permissions; the token stands for that).
+//     through the APIExport's content permissions; the token stands for that). With
+//     Options.Authorization instead, kcp's check itself: the caller's token is reviewed by the
+//     apiserver that stands for the APIExport's workspace, which must allow the request's verb
+//     on apiexports/content of the APIExport (a TokenReview and a SubjectAccessReview per
+//     request; a GET of an object counts as list).
 //
 // # What it does not serve
 //

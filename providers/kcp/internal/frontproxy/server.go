@@ -49,6 +49,12 @@ type Options struct {
 	//
 	// Defaults to "": no authentication.
 	Token string
+
+	// Authorization, when set instead of Token, authenticates and authorizes every request as
+	// kcp does (see Authorization).
+	//
+	// Defaults to nil.
+	Authorization *Authorization
 }
 
 // backend is a Backend ready to be called.
@@ -63,6 +69,7 @@ type backend struct {
 type Server struct {
 	prefix   string
 	token    string
+	authz    *authorizer
 	backends []*backend
 	srv      *httptest.Server
 	cancel   context.CancelFunc
@@ -87,6 +94,15 @@ func Start(opts Options) (*Server, error) {
 		clusters: map[logicalcluster.Name]*backend{},
 		watches:  map[string]int{},
 		requests: map[string]int{},
+	}
+	if opts.Authorization != nil {
+		if opts.Token != "" {
+			return nil, errors.New("frontproxy: Token and Authorization are exclusive")
+		}
+		var err error
+		if s.authz, err = newAuthorizer(opts.Authorization); err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range opts.Backends {
 		if !b.Name.IsValid() || b.Config == nil {
@@ -200,6 +216,9 @@ func (s *Server) watchOpened(resource string) (closed func()) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.token != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+		return
+	}
+	if s.authz != nil && !s.authz.authorize(w, r) {
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, s.prefix+"/clusters/")
