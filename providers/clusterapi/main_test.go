@@ -4,19 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,46 +41,52 @@ var (
 	scheme = runtime.NewScheme()
 )
 
+var (
+	// processLogs receives what controller-runtime and client-go log.
+	processLogs providertest.LogBuffer
+
+	// webhook is the conversion webhook of the Cluster CRD, with its CA; it serves every fleet
+	// of the test binary (a test with a fleet of its own installs the CRD there too) and ends
+	// with the process.
+	webhook   *httptest.Server
+	webhookCA []byte
+)
+
 func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	os.Exit(run(m))
+	// Tests that look at a provider's logs pass their own logger; the process-wide loggers
+	// (controller-runtime, client-go) are kept for leak checks.
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
+	envtest.Main(m, envtest.Options{Members: []string{"mgmt", "east", "west", "north"}}, setup)
 }
 
-func run(m *testing.M) int {
+// setup keeps the fleet, installs the Cluster CRD on mgmt and builds the client of mgmt.
+func setup(f *envtest.Fleet) error {
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, clusterv1beta1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"mgmt", "east", "west", "north"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
 	}
 	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-
-	webhook, caPEM := startConversionWebhook(scheme)
-	defer webhook.Close()
+	webhook, webhookCA = startConversionWebhook(scheme)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	hostCfg := fleet.Member("mgmt").Config()
-	if err := installClusterCRD(ctx, hostCfg, webhook.URL+"/convert", caPEM); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the Cluster API CRDs:", err)
-		return 1
+	if err := installCRD(ctx, hostCfg); err != nil {
+		return err
 	}
+	var err error
 	mgmt, err = client.New(hostCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	return err
+}
+
+// installCRD installs the Cluster API CRDs, served through the package's conversion webhook, on
+// the API server cfg points to.
+func installCRD(ctx context.Context, cfg *rest.Config) error {
+	if err := installClusterCRD(ctx, cfg, webhook.URL+"/convert", webhookCA); err != nil {
+		return fmt.Errorf("installing the Cluster API CRDs: %w", err)
 	}
-	return m.Run()
+	return nil
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

@@ -2,7 +2,6 @@ package file_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,27 +27,17 @@ import (
 // package's own tests use east and west; the conformance suite uses all three.
 var fleet *envtest.Fleet
 
+// processLogs receives what controller-runtime and client-go log, for leak checks; tests that
+// look at a provider's logs pass their own logger.
+var processLogs providertest.LogBuffer
+
 func TestMain(m *testing.M) {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	// A fuzzing worker process runs one fuzz target, which needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		os.Exit(m.Run())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"east", "west", "north"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
+	envtest.Main(m, envtest.Options{Members: []string{"east", "west", "north"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		return nil
+	})
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

@@ -3,7 +3,6 @@ package kind_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -30,49 +29,33 @@ import (
 // kind clusters point at its members.
 var fleet *envtest.Fleet
 
+// processLogs receives what controller-runtime and client-go log, for leak checks; tests that
+// look at a provider's logs pass their own logger.
+var processLogs providertest.LogBuffer
+
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	ctrllog.SetLogger(processLogs.Logger())
+	klog.SetLogger(processLogs.Logger())
+	envtest.Main(m, envtest.Options{Members: []string{"east", "west", "north"}}, setup)
 }
 
-func run(m *testing.M) int {
-	// Tests that look at logs pass their own logger.
-	ctrllog.SetLogger(logr.Discard())
-	// A fuzzing worker process runs one fuzz target, which brings its own container engine and
-	// needs no apiserver.
-	flag.Parse()
-	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
-		return m.Run()
+// setup keeps the fleet and makes every `docker` the kind library runs the stand-in. Each test
+// points it at a state directory of its own (useStandIn). Fuzzing processes get no setup: a fuzz
+// target brings its own container engine.
+func setup(f *envtest.Fleet) error {
+	fleet = f
+	// One directory per user, reused by every run: envtest.Main has no hook to remove a
+	// directory of the run's own when the tests end.
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("mcr-kind-standin-%d", os.Getuid()))
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
 	}
-
-	// Every `docker` the kind library runs is the stand-in from here on. Each test points it at
-	// a state directory of its own (useStandIn).
-	bin, err := os.MkdirTemp("", "mcr-kind-standin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(bin)
-	if err := kindtest.Install(bin, bin); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	// No default state: a test that forgets useStandIn sees no kind installation.
+	if err := kindtest.Install(bin, filepath.Join(bin, "no-state")); err != nil {
+		return err
 	}
 	// The container engine is chosen by detection, which finds the stand-in as docker.
-	os.Unsetenv("KIND_EXPERIMENTAL_PROVIDER")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"east", "west", "north"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fleet = f
-	defer func() {
-		if err := f.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	return m.Run()
+	return os.Unsetenv("KIND_EXPERIMENTAL_PROVIDER")
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -41,42 +38,23 @@ var (
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logs.logger())
 	klog.SetLogger(logs.logger())
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	f, err := envtest.Start(ctx, envtest.Options{Members: []string{"hub", "m1", "m2", "m3"}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	hub = kubernetes.NewForConfigOrDie(f.Member("hub").Config())
-	code := m.Run()
-	if err := f.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	envtest.Main(m, envtest.Options{Members: []string{"hub", "m1", "m2", "m3"}}, func(f *envtest.Fleet) error {
+		fleet = f
+		var err error
+		hub, err = kubernetes.NewForConfig(f.Member("hub").Config())
+		return err
+	})
 }
 
-// logCapture keeps every log line, to assert what was and what was never logged.
+// logCapture keeps every log line, to assert what was and what was never logged, and to scan
+// them for leaked credentials (LeakCheck.ScanLogs(&logs.LogBuffer)).
 type logCapture struct {
-	mu    sync.Mutex
-	lines []string
+	providertest.LogBuffer
 }
 
-func (l *logCapture) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		l.mu.Lock()
-		l.lines = append(l.lines, prefix+" "+args)
-		l.mu.Unlock()
-	}, funcr.Options{Verbosity: 1})
-}
+func (l *logCapture) logger() logr.Logger { return l.Logger() }
 
-func (l *logCapture) snapshot() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.lines...)
-}
+func (l *logCapture) snapshot() []string { return l.Lines() }
 
 // count returns the number of log lines that contain every one of parts.
 func (l *logCapture) count(parts ...string) int {
@@ -175,7 +153,7 @@ var namespaces atomic.Int32
 // newNamespace creates a namespace on the hub for one test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := fmt.Sprintf("t%d-%s", namespaces.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	ns := fmt.Sprintf("t%d-%s", namespaces.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-", ".", "-").Replace(t.Name())))
 	if len(ns) > 63 {
 		ns = strings.TrimRight(ns[:63], "-")
 	}

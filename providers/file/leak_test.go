@@ -1,0 +1,255 @@
+package file_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
+	"mcr.dev/providers/file"
+)
+
+// TestNeverReportsCredentials plants a marker secret in every credential field of a kubeconfig
+// and writes the kubeconfigs into files the provider reads: files named in Files (Policy) and
+// files it discovers through Dirs and Globs (DiscoveredPolicy). It drives them through failure,
+// rotation of a working file and removal, under the default policies and with TrustedPolicy
+// for both (so that exec and auth-provider plugins and proxies run, and their errors are
+// reported too). The working tokens of the rotation must not leak either. Every log line of the
+// providers and of controller-runtime and client-go, every error the provider returned
+// (ReadConfigs, Get) and the metrics are scanned. The provider records no Events.
+//
+// Exec credential plugins (scripts of the test) that print a marked token, print it in output
+// that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
+func TestNeverReportsCredentials(t *testing.T) {
+	admin := fleet.Member("east").Config()
+	variants, err := providertest.MarkedKubeconfigs(admin, "placeholder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := providertest.NewLeakCheck()
+	// Each field gets a marker of its own, so that a leak names the field it came from.
+	marked := make([]providertest.MarkedKubeconfig, len(variants))
+	for i, v := range variants {
+		marker := providertest.Marker(v.Field)
+		check.Add(marker)
+		all, err := providertest.MarkedKubeconfigs(admin, marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked[i] = all[i]
+	}
+	marked = append(marked, pluginKubeconfigs(t, admin, t.TempDir(), check)...)
+
+	t.Run("policies", func(t *testing.T) {
+		for _, policy := range []struct {
+			name   string
+			policy kubeconfig.Policy
+		}{{"default", kubeconfig.Policy{}}, {"trusted", file.TrustedPolicy()}} {
+			t.Run(policy.name, func(t *testing.T) {
+				t.Parallel()
+				driveMarkedFiles(t, check, marked, policy.policy)
+			})
+		}
+	})
+	check.ScanLogs(&processLogs)
+	if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
+		t.Error(err)
+	}
+	check.Check(t)
+	t.Logf("%d texts scanned", check.Scanned())
+}
+
+// driveMarkedFiles runs a provider with policy for both configured and discovered files and
+// drives the files through failure with each marked kubeconfig, rotation and removal; it scans
+// what the provider logged and returned into check.
+func driveMarkedFiles(t *testing.T, check *providertest.LeakCheck, marked []providertest.MarkedKubeconfig, policy kubeconfig.Policy) {
+	dir := t.TempDir()
+	explicit := func(name string) string { return filepath.Join(dir, "explicit", name) }
+	rotating := explicit("rotating.yaml")
+	files := []string{rotating}
+	for i := range marked {
+		files = append(files, explicit(fmt.Sprintf("marked-%d.yaml", i)))
+	}
+	logs := &logBuffer{}
+	opts := file.Options{Files: files, Dirs: []string{filepath.Join(dir, "dir")}, Globs: []string{filepath.Join(dir, "glob", "*.yaml")}}
+	opts.Policy, opts.DiscoveredPolicy = policy, policy
+	opts.Logger = logs.Logger()
+	s := start(t, opts)
+	defer check.ScanLogs(logs)
+
+	name := func(path string) multicluster.ClusterName {
+		n, err := s.provider.ClusterName(path, "member")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// problems counts the lines that report a problem of the cluster, or its resolution.
+	problems := func(n multicluster.ClusterName) int {
+		count := 0
+		for _, l := range logs.All(`"cluster"="` + string(n) + `"`) {
+			if strings.Contains(l, "Cannot use kubeconfig context") || strings.Contains(l, "cannot be engaged") {
+				count++
+			}
+		}
+		return count
+	}
+	resolutions := func(n multicluster.ClusterName) int {
+		return len(logs.All(`"cluster"="`+string(n)+`"`, "problem resolved"))
+	}
+
+	// A working file, rotated to another token.
+	first := serviceAccountConfig(t, "west", "member")
+	second := serviceAccountConfig(t, "west", "member")
+	for _, cfg := range []*clientcmdapi.Config{first, second} {
+		check.Add(cfg.AuthInfos["member"].Token)
+	}
+	writeAtomic(t, rotating, write(t, first))
+	working := name(rotating)
+	s.waitEngaged(t, working)
+	old := s.snapshot(t, working)[working]
+	writeAtomic(t, rotating, write(t, second))
+	eventually(t, "rotation engaged the new token", func() error {
+		e, _ := s.rec.Latest(working)
+		if e == old || !e.Alive() || old.Alive() {
+			return errors.New("the old instance is still engaged")
+		}
+		return nil
+	})
+	current := s.snapshot(t, working)
+
+	for i, v := range marked {
+		// The marked kubeconfig as a named file, in the directory and matching the glob: each is
+		// refused with a reported problem and never engaged.
+		paths := []string{
+			explicit(fmt.Sprintf("marked-%d.yaml", i)),
+			filepath.Join(dir, "dir", fmt.Sprintf("marked-%d.kubeconfig", i)),
+			filepath.Join(dir, "glob", fmt.Sprintf("marked-%d.yaml", i)),
+		}
+		for _, path := range paths {
+			writeAtomic(t, path, v.Kubeconfig)
+			n := name(path)
+			eventually(t, fmt.Sprintf("problem of %s (marked %s) reported", path, v.Field), func() error {
+				if problems(n) == 0 {
+					return errors.New("not reported")
+				}
+				return nil
+			})
+			if c := s.rec.Count(n); c != 0 {
+				t.Errorf("%s: a kubeconfig with a marked %s was engaged", path, v.Field)
+			}
+			// Under the default policies, with the reason the kit would give: the policy's
+			// refusals are the provider's own context errors, the member's the kit's.
+			if policy == (kubeconfig.Policy{}) {
+				want := []string{"Cannot use kubeconfig context"}
+				if v.Reason != kit.ReasonInvalidKubeconfig {
+					want = []string{"cannot be engaged", `"reason"="` + v.Reason + `"`}
+				}
+				if _, err := logs.Find(append(want, `"cluster"="`+string(n)+`"`)...); err != nil {
+					t.Errorf("%s (marked %s): %v", path, v.Field, err)
+				}
+			}
+			_, err := s.provider.Get(t.Context(), n)
+			if !errors.Is(err, multicluster.ErrClusterNotFound) {
+				t.Errorf("Get(%s) = %v, want ErrClusterNotFound", n, err)
+			}
+			check.ScanError("Get error", err)
+		}
+
+		// Rotating the working file to it fails too and keeps the working instance; rotating
+		// back resolves the problem, so that the next marked kubeconfig is reported anew.
+		before, resolved := problems(working), resolutions(working)
+		writeAtomic(t, rotating, v.Kubeconfig)
+		eventually(t, fmt.Sprintf("rotation to a marked %s reported", v.Field), func() error {
+			if problems(working) == before {
+				return errors.New("no new problem logged")
+			}
+			return nil
+		})
+		writeAtomic(t, rotating, write(t, second))
+		eventually(t, fmt.Sprintf("rotation back from a marked %s resolved", v.Field), func() error {
+			if resolutions(working) == resolved {
+				return errors.New("no resolution logged")
+			}
+			return nil
+		})
+		s.requireUntouched(t, current)
+	}
+
+	configs, err := s.provider.ReadConfigs()
+	// Tokens, passwords and keys the member refuses pass the policy; the rest are errors.
+	if _, ok := configs[working]; !ok || err == nil {
+		t.Errorf("ReadConfigs = %d configs (the working one: %t), %v; want it and errors", len(configs), ok, err)
+	}
+	check.ScanError("ReadConfigs error", err)
+
+	// Every file goes.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.waitEngaged(t)
+	_, err = s.provider.Get(t.Context(), working)
+	check.ScanError("Get error", err)
+}
+
+// write serializes cfg.
+func write(t *testing.T, cfg *clientcmdapi.Config) []byte {
+	t.Helper()
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// pluginKubeconfigs returns kubeconfigs for the API server of admin whose exec credential plugin
+// (a script in dir) answers with a marker secret: as a token the member refuses, in output that
+// is not JSON, in an ExecCredential that does not decode, and in the output of a plugin that
+// fails. The markers are added to check. Under the default policy they are refused as exec
+// plugins (and as local file references).
+func pluginKubeconfigs(t *testing.T, admin *rest.Config, dir string, check *providertest.LeakCheck) []providertest.MarkedKubeconfig {
+	t.Helper()
+	var out []providertest.MarkedKubeconfig
+	for i, v := range []struct{ field, script string }{
+		{"exec plugin token", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER"}}'`},
+		{"exec plugin output not JSON", `echo 'token: MARKER'`},
+		// The marker is not in the bad field: client-go quotes that one (see the report of
+		// issue #11; the kit's access check would have to drop what follows "decoding stdout").
+		{"exec plugin output not decodable", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER","expirationTimestamp":"not-a-time"}}'`},
+		// client-go hands the plugin's stderr to the process's stderr, which no logger sees.
+		{"exec plugin failure", `echo 'cannot get a token' >&2; echo 'MARKER'; exit 1`},
+	} {
+		marker := providertest.Marker(v.field)
+		check.Add(marker)
+		path := filepath.Join(dir, fmt.Sprintf("plugin-%d.sh", i))
+		script := "#!/bin/sh\n" + strings.ReplaceAll(v.script, "MARKER", marker) + "\n"
+		if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["member"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
+		cfg.AuthInfos["member"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1", Command: path, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		}}
+		cfg.Contexts["member"] = &clientcmdapi.Context{Cluster: "member", AuthInfo: "member"}
+		cfg.CurrentContext = "member"
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, providertest.MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: kit.ReasonInvalidKubeconfig})
+	}
+	return out
+}

@@ -1,0 +1,279 @@
+package kind_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
+	"mcr.dev/providers/kind"
+	"mcr.dev/providers/kind/internal/standin"
+)
+
+// TestNeverReportsCredentials plants a marker secret in every credential field of the
+// admin.conf of stand-in kind clusters (which the kind library reads through `docker exec`), and
+// in an admin.conf the kind library cannot parse, and drives the clusters through failure,
+// rotation of a working cluster and removal, under the default policy and under one that lets
+// exec and auth-provider plugins and proxies run (so that their errors are reported too). The
+// working tokens of the rotation must not leak either. Every log line of both providers and of
+// controller-runtime and client-go, every error the providers returned and the metrics are
+// scanned. The provider records no Events.
+//
+// Exec credential plugins (scripts of the test) that print a marked token, print it in output
+// that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
+func TestNeverReportsCredentials(t *testing.T) {
+	kc := useStandIn(t)
+	admin := fleet.Member("east").Config()
+	variants, err := providertest.MarkedKubeconfigs(admin, "placeholder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := providertest.NewLeakCheck()
+
+	type provider struct {
+		name string
+		s    *started
+		logs *logBuffer
+	}
+	var providers []provider
+	for _, policy := range []struct {
+		name   string
+		policy kubeconfig.Policy
+	}{
+		{"default", kubeconfig.Policy{}},
+		{"plugins allowed", kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowProxyURL: true, AllowLocalFiles: true}},
+	} {
+		logs := &logBuffer{}
+		s := start(t, kind.Options{Options: kit.Options{Policy: policy.policy, Logger: logs.Logger()}})
+		providers = append(providers, provider{name: policy.name, s: s, logs: logs})
+	}
+	defer func() {
+		for _, p := range providers {
+			check.ScanLogs(p.logs)
+		}
+		check.ScanLogs(&processLogs)
+		if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
+			t.Error(err)
+		}
+		check.Check(t)
+		t.Logf("%d texts scanned", check.Scanned())
+	}()
+	// logCount counts the lines of every provider about cluster that contain part.
+	logCount := func(cluster, part string) int {
+		n := 0
+		for _, p := range providers {
+			n += len(p.logs.All(`"cluster"="`+cluster+`"`, part))
+		}
+		return n
+	}
+	// reported waits until every provider has reported a problem of cluster, and checks that
+	// none engaged it.
+	reported := func(cluster, what string) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("problem of %s (%s) reported", cluster, what), func() error {
+			for _, p := range providers {
+				if len(p.logs.All(`"cluster"="`+cluster+`"`, "cannot be engaged")) == 0 {
+					return fmt.Errorf("not reported by the provider with the %s policy", p.name)
+				}
+			}
+			return nil
+		})
+		for _, p := range providers {
+			if n := p.s.rec.Count(multicluster.ClusterName(cluster)); n != 0 {
+				t.Errorf("%s (%s) was engaged by the provider with the %s policy", cluster, what, p.name)
+			}
+			_, err := p.s.provider.Get(t.Context(), multicluster.ClusterName(cluster))
+			if !errors.Is(err, multicluster.ErrClusterNotFound) {
+				t.Errorf("Get(%s) = %v, want ErrClusterNotFound", cluster, err)
+			}
+			check.ScanError("Get error", err)
+		}
+	}
+
+	// A working cluster, recreated with another token.
+	var tokens [][]byte
+	for _, name := range []string{"kind-leak-first", "kind-leak-second"} {
+		data, err := fleet.Member("west").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, data)
+		check.Add(tokenOf(t, data))
+	}
+	if err := kc.Create("rotating", tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+	working := map[string]*engagement{}
+	for _, p := range providers {
+		p.s.waitEngaged(t, "rotating")
+		working[p.name] = p.s.current(t, "rotating")
+	}
+	if err := kc.Create("rotating", tokens[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range providers {
+		first := working[p.name]
+		eventually(t, "rotation engaged the new token", func() error {
+			if e, _ := p.s.rec.Latest("rotating"); e == first || !e.Alive() || first.Alive() {
+				return errors.New("the old instance is still engaged")
+			}
+			return nil
+		})
+		working[p.name] = p.s.current(t, "rotating")
+	}
+
+	rotate := func(what string, change func() error) {
+		t.Helper()
+		problems, resolved := logCount("rotating", "cannot be engaged"), logCount("rotating", "problem resolved")
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("rotation to %s reported by both providers", what), func() error {
+			if logCount("rotating", "cannot be engaged") < problems+len(providers) {
+				return errors.New("not reported")
+			}
+			return nil
+		})
+		if err := kc.Create("rotating", tokens[1]); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("rotation back from %s resolved by both providers", what), func() error {
+			if logCount("rotating", "problem resolved") < resolved+len(providers) {
+				return errors.New("not resolved")
+			}
+			return nil
+		})
+		for _, p := range providers {
+			p.s.requireUntouched(t, "rotating", working[p.name])
+		}
+	}
+
+	// Each field gets a marker of its own, so that a leak names the field it came from.
+	var marked []providertest.MarkedKubeconfig
+	for i, v := range variants {
+		marker := providertest.Marker(v.Field)
+		check.Add(marker)
+		all, err := providertest.MarkedKubeconfigs(admin, marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked = append(marked, all[i])
+	}
+	marked = append(marked, pluginKubeconfigs(t, admin, t.TempDir(), check)...)
+	for i, v := range marked {
+		name := fmt.Sprintf("marked-%d", i)
+		if err := kc.Create(name, v.Kubeconfig); err != nil {
+			t.Fatal(err)
+		}
+		reported(name, "a marked "+v.Field)
+		rotate("a marked "+v.Field, func() error { return kc.Create("rotating", v.Kubeconfig) })
+	}
+
+	// An admin.conf the kind library cannot parse, with the secret where YAML errors quote it.
+	broken := providertest.Marker("unparseable admin.conf")
+	check.Add(broken)
+	unparseable := func(name string) func(*standin.Cluster) {
+		return func(c *standin.Cluster) {
+			for i := range c.Nodes {
+				if c.Nodes[i].Files != nil {
+					c.Nodes[i].Files[standin.AdminConfPath] = "apiVersion: v1\nkind: Config\nusers:\n- name: kubernetes-admin\n  user: " + broken + "\n" +
+						"current-context: kubernetes-admin@" + name + "\n"
+				}
+			}
+		}
+	}
+	if err := kc.Create("unparseable", tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Update("unparseable", unparseable("unparseable")); err != nil {
+		t.Fatal(err)
+	}
+	// It may be engaged before the update; what matters is that the failure is reported.
+	eventually(t, "unparseable admin.conf reported", func() error {
+		for _, p := range providers {
+			if len(p.logs.All(`"cluster"="unparseable"`, "cannot be engaged")) == 0 {
+				return fmt.Errorf("not reported by the provider with the %s policy", p.name)
+			}
+		}
+		return nil
+	})
+	rotate("an unparseable admin.conf", func() error { return kc.Update("rotating", unparseable("rotating")) })
+
+	// Every cluster goes.
+	clusters, err := kc.State.Clusters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range clusters {
+		if err := kc.Delete(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range providers {
+		p.s.waitEngaged(t)
+		_, err := p.s.provider.Get(t.Context(), "rotating")
+		check.ScanError("Get error", err)
+	}
+}
+
+// tokenOf returns the bearer token of a kubeconfig's current context.
+func tokenOf(t *testing.T, data []byte) string {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil || cfg.BearerToken == "" {
+		t.Fatalf("kubeconfig without a token: %v", err)
+	}
+	return cfg.BearerToken
+}
+
+// pluginKubeconfigs returns kubeconfigs for the API server of admin whose exec credential plugin
+// (a script in dir) answers with a marker secret: as a token the member refuses, in output that
+// is not JSON, in an ExecCredential that does not decode, and in the output of a plugin that
+// fails. The markers are added to check. Under the default policy they are refused as exec
+// plugins (and as local file references).
+func pluginKubeconfigs(t *testing.T, admin *rest.Config, dir string, check *providertest.LeakCheck) []providertest.MarkedKubeconfig {
+	t.Helper()
+	var out []providertest.MarkedKubeconfig
+	for i, v := range []struct{ field, script string }{
+		{"exec plugin token", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER"}}'`},
+		{"exec plugin output not JSON", `echo 'token: MARKER'`},
+		// The marker is not in the bad field: client-go quotes that one (see the report of
+		// issue #11; the kit's access check would have to drop what follows "decoding stdout").
+		{"exec plugin output not decodable", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER","expirationTimestamp":"not-a-time"}}'`},
+		// client-go hands the plugin's stderr to the process's stderr, which no logger sees.
+		{"exec plugin failure", `echo 'cannot get a token' >&2; echo 'MARKER'; exit 1`},
+	} {
+		marker := providertest.Marker(v.field)
+		check.Add(marker)
+		path := filepath.Join(dir, fmt.Sprintf("plugin-%d.sh", i))
+		script := "#!/bin/sh\n" + strings.ReplaceAll(v.script, "MARKER", marker) + "\n"
+		if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["member"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
+		cfg.AuthInfos["member"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1", Command: path, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		}}
+		cfg.Contexts["member"] = &clientcmdapi.Context{Cluster: "member", AuthInfo: "member"}
+		cfg.CurrentContext = "member"
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, providertest.MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: kit.ReasonInvalidKubeconfig})
+	}
+	return out
+}
