@@ -1,0 +1,180 @@
+package clusterinventoryapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/client-go/rest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
+
+	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/providers/clusterprofile"
+	"mcr.dev/providers/clusterprofile/compat/clusterinventoryapi/kubeconfigstrategy"
+)
+
+// Options are multicluster-runtime's options of the cluster-inventory-api provider.
+type Options struct {
+	// ClusterOptions are passed to cluster.New for every member.
+	ClusterOptions []cluster.Option
+
+	// KubeconfigStrategyOption says where members' credentials come from: exactly one of its
+	// Secret and CredentialsProvider must be set.
+	KubeconfigStrategyOption kubeconfigstrategy.Option
+
+	// NewCluster is not supported: mcr's provider builds, starts and stops member clusters
+	// itself, and New returns an error when it is set. Shape members with ClusterOptions.
+	NewCluster func(ctx context.Context, clp *v1alpha1.ClusterProfile, cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, error)
+
+	// IsReady says whether a ClusterProfile is ready to be engaged. Defaults to its
+	// ControlPlaneHealthy condition being True.
+	IsReady func(ctx context.Context, clp *v1alpha1.ClusterProfile) bool
+}
+
+// Provider serves a cluster for every ready ClusterProfile once SetupWithManager has run; until
+// then it serves none.
+type Provider struct {
+	opts clusterprofile.Options
+
+	mu      sync.Mutex
+	inner   *clusterprofile.Provider
+	ready   chan struct{} // closed by SetupWithManager
+	indexes []index       // recorded before SetupWithManager
+}
+
+type index struct {
+	obj     client.Object
+	field   string
+	extract client.IndexerFunc
+}
+
+var _ multicluster.ProviderRunnable = &Provider{}
+
+// New checks opts and returns a provider. Pass it to mcmanager.New, then call
+// SetupWithManager.
+func New(opts Options) (*Provider, error) {
+	o, err := translate(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cluster-inventory-api provider: %w", err)
+	}
+	return &Provider{opts: o, ready: make(chan struct{})}, nil
+}
+
+// translate maps upstream's options onto those of mcr's clusterprofile provider, refusing
+// what has no counterpart.
+func translate(opts Options) (clusterprofile.Options, error) {
+	o := clusterprofile.Options{
+		IsReady: opts.IsReady,
+		Options: kit.Options{ClusterOptions: opts.ClusterOptions},
+	}
+	if opts.NewCluster != nil {
+		return o, errors.New("Options.NewCluster is not supported: the provider builds member clusters itself with cluster.New; use Options.ClusterOptions, or mcr.dev/providers/clusterprofile (RESTOptions, ClusterOptions)")
+	}
+	strategy := opts.KubeconfigStrategyOption
+	switch {
+	case strategy.Secret == nil && strategy.CredentialsProvider == nil:
+		return o, errors.New("KubeconfigStrategyOption: either CredentialsProvider or Secret must be provided")
+	case strategy.Secret != nil && strategy.CredentialsProvider != nil:
+		return o, errors.New("KubeconfigStrategyOption: only one of CredentialsProvider or Secret can be provided")
+	case strategy.Secret != nil:
+		if strategy.Secret.ConsumerName == "" {
+			return o, errors.New("KubeconfigStrategyOption.Secret: ConsumerName must be set")
+		}
+		o.Secret = &clusterprofile.SecretStrategy{ConsumerName: strategy.Secret.ConsumerName}
+	default:
+		if strategy.CredentialsProvider.Provider == nil {
+			return o, errors.New("KubeconfigStrategyOption.CredentialsProvider: Provider must be set")
+		}
+		if err := clusterprofile.ValidateProviderConfig(strategy.CredentialsProvider.Provider); err != nil {
+			return o, fmt.Errorf("KubeconfigStrategyOption.CredentialsProvider: %w", err)
+		}
+		o.AccessProviders = strategy.CredentialsProvider.Provider
+	}
+	return o, nil
+}
+
+// SetupWithManager builds mcr's provider on the cluster of mgr's local manager, the hub that
+// holds the ClusterProfiles. The manager runs it.
+func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
+	if mgr == nil {
+		return errors.New("cluster-inventory-api provider: manager is nil")
+	}
+	local := mgr.GetLocalManager()
+	if local == nil {
+		return errors.New("cluster-inventory-api provider: local manager is nil")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inner != nil {
+		return errors.New("cluster-inventory-api provider: SetupWithManager called twice")
+	}
+	inner, err := clusterprofile.New(local.GetConfig(), p.opts)
+	if err != nil {
+		return fmt.Errorf("cluster-inventory-api provider: %w", err)
+	}
+	for _, idx := range p.indexes {
+		if err := inner.IndexField(context.Background(), idx.obj, idx.field, idx.extract); err != nil {
+			return fmt.Errorf("cluster-inventory-api provider: index %q: %w", idx.field, err)
+		}
+	}
+	p.inner, p.indexes = inner, nil
+	close(p.ready)
+	return nil
+}
+
+// Start runs the provider once SetupWithManager has built it; the manager calls it.
+func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
+	select {
+	case <-p.ready:
+		return p.provider().Start(ctx, aware)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func (p *Provider) provider() *clusterprofile.Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inner
+}
+
+// Get returns the engaged cluster of that name, "<namespace>/<name>" of its ClusterProfile.
+// The error wraps multicluster.ErrClusterNotFound when there is none.
+func (p *Provider) Get(ctx context.Context, clusterName multicluster.ClusterName) (cluster.Cluster, error) {
+	inner := p.provider()
+	if inner == nil {
+		return nil, fmt.Errorf("cluster %q: %w", clusterName, multicluster.ErrClusterNotFound)
+	}
+	return inner.Get(ctx, clusterName)
+}
+
+// IndexField adds an index to every member cluster, present and future. Before
+// SetupWithManager it is recorded and added then.
+func (p *Provider) IndexField(ctx context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
+	p.mu.Lock()
+	inner := p.inner
+	if inner == nil {
+		p.indexes = append(p.indexes, index{obj: obj, field: field, extract: extractValue})
+	}
+	p.mu.Unlock()
+	if inner == nil {
+		return nil
+	}
+	return inner.IndexField(ctx, obj, field, extractValue)
+}
+
+// ListClusters returns the names of the engaged clusters. Upstream's provider has no such
+// method; it is mcr's.
+func (p *Provider) ListClusters() []multicluster.ClusterName {
+	if inner := p.provider(); inner != nil {
+		return inner.ListClusters()
+	}
+	return nil
+}
