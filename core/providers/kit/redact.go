@@ -28,6 +28,10 @@ var (
 	credentialParameter = regexp.MustCompile(`(?i)([?&;][\w.-]*(?:token|secret|password|passwd|key|signature|credential)[\w.-]*=)[^&;\s"'#]+`)
 	// jwt matches a JSON Web Token (ServiceAccount and OIDC tokens are JWTs).
 	jwt = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
+	// pluginOutput matches what client-go quotes of an exec plugin's output it cannot decode
+	// ("decoding stdout: parsing time \"<value>\" ..."), up to the end of the line: the output is
+	// a credential.
+	pluginOutput = regexp.MustCompile(`(decoding stdout:)[^\n]*`)
 	// privateKey matches a PEM private key block.
 	privateKey = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`)
 )
@@ -36,7 +40,8 @@ var (
 // query and fragment of every URL (client-go, controller-runtime and net/http errors quote
 // request URLs, as in Get "https://user:pass@host/api?token=..."), parameters named like
 // credentials (&access_token=...), the credentials of Authorization headers, bearer tokens,
-// JWTs and PEM private keys; and every occurrence of
+// JWTs, PEM private keys and what client-go quotes of an exec plugin's output it cannot decode
+// (after "decoding stdout:"); and every occurrence of
 // each of secrets (known credential values of the member, see Secrets) of at least 8 bytes.
 // Each is replaced by Redacted; the rest of the text, the host of a URL included, stays.
 //
@@ -51,6 +56,7 @@ func RedactText(s string, secrets ...string) string {
 	s = redactURLs(s)
 	s = credentialParameter.ReplaceAllString(s, "${1}"+Redacted)
 	s = privateKey.ReplaceAllString(s, Redacted)
+	s = pluginOutput.ReplaceAllString(s, "${1} "+Redacted)
 	s = authorization.ReplaceAllString(s, "${1}"+Redacted)
 	s = bearer.ReplaceAllString(s, "Bearer "+Redacted)
 	return jwt.ReplaceAllString(s, Redacted)

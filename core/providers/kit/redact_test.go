@@ -30,6 +30,12 @@ func TestRedactText(t *testing.T) {
 			kept: []string{`Get "https://REDACTED@10.0.0.1:6443/api/v1/namespaces?REDACTED": dial tcp 10.0.0.1:6443: connect: connection refused`},
 		},
 		{
+			name: "exec plugin output client-go could not decode",
+			in:   "getting credentials: decoding stdout: parsing time \"pl4gin-0utput\" as \"2006-01-02T15:04:05Z07:00\": cannot parse\nnext line",
+			gone: []string{"pl4gin-0utput"},
+			kept: []string{"getting credentials: decoding stdout: REDACTED\nnext line"},
+		},
+		{
 			name: "several URLs, upper case, fragment",
 			in:   "HTTPS://U:P4ssw0rd@h/x#fr4gment and socks5://proxy-user:pr0xy-pass@proxy:1080 then wss://h/?a=b",
 			gone: []string{"P4ssw0rd", "fr4gment", "pr0xy-pass", "a=b"},
