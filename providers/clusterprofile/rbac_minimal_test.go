@@ -87,9 +87,9 @@ func rbacScenario(t *testing.T, rules []rbacv1.PolicyRule) error {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "byplugin", readyStatus("east", ns+"-p", ""))
-	// flapping reaches east through a flapper, with a token east refuses.
+	// flapping reaches east through a forwarder, with a token east refuses.
 	east := fleet.Member("east")
-	flap := newFlapper(t, strings.TrimPrefix(east.Host(), "https://"))
+	flap := envtest.StartForwarderForTest(t, east)
 	bad := clientcmdapi.NewConfig()
 	bad.Clusters["east"] = &clientcmdapi.Cluster{Server: flap.URL(), CertificateAuthorityData: east.Config().CAData}
 	bad.AuthInfos["east"] = &clientcmdapi.AuthInfo{Token: "not-a-token-east-accepts"}
@@ -171,14 +171,16 @@ func rbacScenario(t *testing.T, rules []rbacv1.PolicyRule) error {
 	}); err != nil {
 		return err
 	}
-	flap.down()
+	flap.Down()
 	if err := within("Event ClusterUnreachable on flapping", func() error {
 		_, err := eventOf(t.Context(), ns, "flapping", kit.ReasonClusterUnreachable)
 		return err
 	}); err != nil {
 		return err
 	}
-	flap.up()
+	if err := flap.Up(); err != nil {
+		return err
+	}
 	if err := within("the second Unauthorized Event of flapping counted in a series", func() error {
 		e, err := eventOf(t.Context(), ns, "flapping", kit.ReasonUnauthorized)
 		if err != nil {

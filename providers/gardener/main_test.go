@@ -60,9 +60,8 @@ var (
 var shootMembers = []string{"east", "west", "north"}
 
 func TestMain(m *testing.M) {
-	// Caches list and then watch, as clients do against apiservers without streaming lists
-	// (WatchList), so that TestEachPermissionIsNeeded shows both permissions are needed.
-	if err := os.Setenv("KUBE_FEATURE_WatchListClient", "false"); err != nil {
+	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
+	if err := providertest.ListWithoutStreaming(); err != nil {
 		panic(err)
 	}
 	// Every line logged through controller-runtime's and klog's process-wide loggers, for the

@@ -42,7 +42,7 @@ var rbacRuns atomic.Int64
 // A run with the whole manifest shows the same steps succeed within the same window.
 func TestEachPermissionIsNeeded(t *testing.T) {
 	t.Parallel()
-	// Shoots named "flapping" get a kubeconfig for the flapper of their namespace.
+	// Shoots named "flapping" get a kubeconfig for the forwarder of their namespace.
 	var mu sync.Mutex
 	flapping := map[string]string{} // namespace -> server
 	proxy, err := frontproxy.Start(frontproxy.Options{
@@ -185,7 +185,7 @@ func noneRefused(user string) error {
 func gardenScenario(t *testing.T, proxy *frontproxy.Server, flappingShoot func(ns, server string), cfg *rest.Config, user string) error {
 	ns := newNamespace(t, "garden-rbac")
 	usableShoot(t, ns, "before", "east")
-	flap := newFlapper(t, strings.TrimPrefix(fleet.Member("east").Host(), "https://"))
+	flap := envtest.StartForwarderForTest(t, fleet.Member("east"))
 	flappingShoot(ns, flap.URL())
 	usableShoot(t, ns, "flapping", "east")
 	p, stopped, startErr := startForRBAC(t, proxy.ConfigFor(cfg), gardener.Options{Topology: gardener.TopologyGarden, Namespaces: []string{ns}})
@@ -214,19 +214,21 @@ func gardenScenario(t *testing.T, proxy *frontproxy.Server, flappingShoot func(n
 // flapScenario shows that the same Warning recorded again for unchanged objects is counted in
 // its Event's series (a patch): Unauthorized, ClusterUnreachable while flap is down,
 // Unauthorized again once it is up.
-func flapScenario(ctx context.Context, flap *flapper, kind, namespace, name string, stopped <-chan struct{}, startErr *error) error {
+func flapScenario(ctx context.Context, flap *envtest.Forwarder, kind, namespace, name string, stopped <-chan struct{}, startErr *error) error {
 	if err := within("Event Unauthorized on "+name, stopped, startErr, func() error {
 		return hasEvent(ctx, kind, namespace, name, kit.ReasonUnauthorized)
 	}); err != nil {
 		return err
 	}
-	flap.down()
+	flap.Down()
 	if err := within("Event ClusterUnreachable on "+name, stopped, startErr, func() error {
 		return hasEvent(ctx, kind, namespace, name, kit.ReasonClusterUnreachable)
 	}); err != nil {
 		return err
 	}
-	flap.up()
+	if err := flap.Up(); err != nil {
+		return err
+	}
 	return within("the second Unauthorized Event of "+name+" counted in a series", stopped, startErr, func() error {
 		evNS := namespace
 		if evNS == "" {
@@ -245,7 +247,7 @@ func flapScenario(ctx context.Context, flap *flapper, kind, namespace, name stri
 	})
 }
 
-// refusedKubeconfig returns a kubeconfig for server (a flapper in front of east) with a token
+// refusedKubeconfig returns a kubeconfig for server (a forwarder in front of east) with a token
 // east refuses.
 func refusedKubeconfig(server string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
@@ -272,7 +274,7 @@ func seedScenario(t *testing.T, cfg *rest.Config, user string) error {
 		return cluster
 	}
 	before := add("before")
-	flap := newFlapper(t, strings.TrimPrefix(fleet.Member("east").Host(), "https://"))
+	flap := envtest.StartForwarderForTest(t, fleet.Member("east"))
 	refused, err := refusedKubeconfig(flap.URL())
 	if err != nil {
 		t.Fatal(err)

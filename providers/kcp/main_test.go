@@ -59,6 +59,10 @@ const exportName = "mcr"
 var processLogs = &providertest.LogBuffer{}
 
 func TestMain(m *testing.M) {
+	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
+	if err := providertest.ListWithoutStreaming(); err != nil {
+		panic(err)
+	}
 	ctrllog.SetLogger(processLogs.Logger())
 	klog.SetLogger(processLogs.Logger())
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme} {

@@ -27,15 +27,6 @@ import (
 // rbacExport is the APIExport config/rbac.yaml grants apiexports/content of.
 const rbacExport = "widgets"
 
-// neededElsewhere are the permissions the manifest keeps although this test cannot show a
-// failure without them, and why.
-var neededElsewhere = map[string]string{
-	// client-go 1.36 streams the initial list through a watch (WatchListClient), which the test
-	// apiservers support; it falls back to a list where the server does not stream lists, as
-	// older kcp servers may not.
-	"list apiexportendpointslices.apis.kcp.io": "client-go lists the slice where the server cannot stream the initial list",
-}
-
 // TestEachPermissionIsNeeded runs the provider as a ServiceAccount of the APIExport's workspace
 // with exactly the rules of config/rbac.yaml, and with each permission of it taken away. The
 // shard authorizes the ServiceAccount as kcp does (apiexports/content of the APIExport, see
@@ -61,8 +52,6 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 			switch {
 			case whole && len(failures) > 0:
 				t.Errorf("with the whole manifest: %s", strings.Join(failures, "; "))
-			case !whole && len(failures) == 0 && neededElsewhere[c.Removed] != "":
-				t.Logf("nothing failed without %s, kept: %s", c.Removed, neededElsewhere[c.Removed])
 			case !whole && len(failures) == 0:
 				t.Errorf("nothing failed without %s: the permission is not needed", c.Removed)
 			case !whole:

@@ -54,6 +54,10 @@ var (
 var processLogs = &providertest.LogBuffer{}
 
 func TestMain(m *testing.M) {
+	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
+	if err := providertest.ListWithoutStreaming(); err != nil {
+		panic(err)
+	}
 	ctrllog.SetLogger(processLogs.Logger())
 	klog.SetLogger(processLogs.Logger())
 	var err error

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -79,4 +80,16 @@ func without(rules []rbacv1.PolicyRule, i int, group, resource, verb string) []r
 		keep(others(r.APIGroups, group), []string{resource}, []string{verb})
 	}
 	return out
+}
+
+// ListWithoutStreaming makes client-go's informers in this process list and then watch, as they
+// do against apiservers that cannot stream the initial list through the watch (WatchList),
+// instead of streaming it. Call it in TestMain before any client is built: a permission test
+// can then show that a provider needs list as well as watch, which a streaming informer does not
+// use.
+func ListWithoutStreaming() error {
+	if err := os.Setenv("KUBE_FEATURE_WatchListClient", "false"); err != nil {
+		return fmt.Errorf("providertest: turning streaming lists off: %w", err)
+	}
+	return nil
 }
