@@ -3,14 +3,9 @@ package kind_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"mcr.dev/core/envtest"
@@ -36,10 +31,6 @@ import (
 func TestNeverReportsCredentials(t *testing.T) {
 	kc := useStandIn(t)
 	admin := fleet.Member("east").Config()
-	variants, err := providertest.MarkedKubeconfigs(admin, "placeholder")
-	if err != nil {
-		t.Fatal(err)
-	}
 	check := providertest.NewLeakCheck()
 
 	type provider struct {
@@ -160,18 +151,15 @@ func TestNeverReportsCredentials(t *testing.T) {
 		}
 	}
 
-	// Each field gets a marker of its own, so that a leak names the field it came from.
-	var marked []providertest.MarkedKubeconfig
-	for i, v := range variants {
-		marker := providertest.Marker(v.Field)
-		check.Add(marker)
-		all, err := providertest.MarkedKubeconfigs(admin, marker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		marked = append(marked, all[i])
+	marked, err := check.MarkedKubeconfigs(admin)
+	if err != nil {
+		t.Fatal(err)
 	}
-	marked = append(marked, pluginKubeconfigs(t, admin, t.TempDir(), check)...)
+	plugins, err := check.MarkedPluginKubeconfigs(admin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked = append(marked, plugins...)
 	for i, v := range marked {
 		name := fmt.Sprintf("marked-%d", i)
 		if err := kc.Create(name, v.Kubeconfig); err != nil {
@@ -236,44 +224,4 @@ func tokenOf(t *testing.T, data []byte) string {
 		t.Fatalf("kubeconfig without a token: %v", err)
 	}
 	return cfg.BearerToken
-}
-
-// pluginKubeconfigs returns kubeconfigs for the API server of admin whose exec credential plugin
-// (a script in dir) answers with a marker secret: as a token the member refuses, in output that
-// is not JSON, in an ExecCredential that does not decode, and in the output of a plugin that
-// fails. The markers are added to check. Under the default policy they are refused as exec
-// plugins (and as local file references).
-func pluginKubeconfigs(t *testing.T, admin *rest.Config, dir string, check *providertest.LeakCheck) []providertest.MarkedKubeconfig {
-	t.Helper()
-	var out []providertest.MarkedKubeconfig
-	for i, v := range []struct{ field, script string }{
-		{"exec plugin token", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER"}}'`},
-		{"exec plugin output not JSON", `echo 'token: MARKER'`},
-		// The marker is not in the bad field: client-go quotes that one (see the report of
-		// issue #11; the kit's access check would have to drop what follows "decoding stdout").
-		{"exec plugin output not decodable", `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"MARKER","expirationTimestamp":"not-a-time"}}'`},
-		// client-go hands the plugin's stderr to the process's stderr, which no logger sees.
-		{"exec plugin failure", `echo 'cannot get a token' >&2; echo 'MARKER'; exit 1`},
-	} {
-		marker := providertest.Marker(v.field)
-		check.Add(marker)
-		path := filepath.Join(dir, fmt.Sprintf("plugin-%d.sh", i))
-		script := "#!/bin/sh\n" + strings.ReplaceAll(v.script, "MARKER", marker) + "\n"
-		if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters["member"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
-		cfg.AuthInfos["member"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
-			APIVersion: "client.authentication.k8s.io/v1", Command: path, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
-		}}
-		cfg.Contexts["member"] = &clientcmdapi.Context{Cluster: "member", AuthInfo: "member"}
-		cfg.CurrentContext = "member"
-		data, err := clientcmd.Write(*cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, providertest.MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: kit.ReasonInvalidKubeconfig})
-	}
-	return out
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -230,6 +232,65 @@ func MarkedKubeconfigs(admin *rest.Config, marker string) ([]MarkedKubeconfig, e
 			return nil, fmt.Errorf("%s: %w", v.field, err)
 		}
 		out = append(out, MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: v.reason})
+	}
+	return out, nil
+}
+
+// MarkedKubeconfigs is the package's MarkedKubeconfigs with a marker of its own in each field,
+// added to c, so that a leak names the field it came from.
+func (c *LeakCheck) MarkedKubeconfigs(admin *rest.Config) ([]MarkedKubeconfig, error) {
+	fields, err := MarkedKubeconfigs(admin, "placeholder")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MarkedKubeconfig, len(fields))
+	for i, f := range fields {
+		marker := Marker(f.Field)
+		c.Add(marker)
+		all, err := MarkedKubeconfigs(admin, marker)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = all[i]
+	}
+	return out, nil
+}
+
+// MarkedPluginKubeconfigs returns kubeconfigs for the API server of admin whose exec credential
+// plugin, a shell script written to dir, answers with a marker (each its own, added to c): as a
+// token the member refuses, in output that is not JSON, in an ExecCredential that does not
+// decode (the marker in the field client-go quotes when it cannot parse it), and in the output of
+// a plugin that then fails. The command is a path, so the default policy refuses each twice
+// over (an exec plugin, a local file): Reason is InvalidKubeconfig. What client-go does with a
+// plugin's stderr is out of reach: it goes to the process's stderr, which no logger sees.
+func (c *LeakCheck) MarkedPluginKubeconfigs(admin *rest.Config, dir string) ([]MarkedKubeconfig, error) {
+	const credential = `{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":`
+	var out []MarkedKubeconfig
+	for i, v := range []struct{ field, script string }{
+		{"exec plugin token", `echo '` + credential + `{"token":"MARKER"}}'`},
+		{"exec plugin output not JSON", `echo 'token: MARKER'`},
+		{"exec plugin output not decodable", `echo '` + credential + `{"token":"t","expirationTimestamp":"MARKER"}}'`},
+		{"exec plugin failure", `echo 'cannot get a token' >&2; echo 'MARKER'; exit 1`},
+	} {
+		marker := Marker(v.field)
+		c.Add(marker)
+		path := filepath.Join(dir, fmt.Sprintf("mcr-credential-plugin-%d.sh", i))
+		script := "#!/bin/sh\n" + strings.ReplaceAll(v.script, "MARKER", marker) + "\n"
+		if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+			return nil, err
+		}
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["member"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
+		cfg.AuthInfos["member"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+			APIVersion: "client.authentication.k8s.io/v1", Command: path, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		}}
+		cfg.Contexts["member"] = &clientcmdapi.Context{Cluster: "member", AuthInfo: "member"}
+		cfg.CurrentContext = "member"
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.field, err)
+		}
+		out = append(out, MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: "InvalidKubeconfig"})
 	}
 	return out, nil
 }
