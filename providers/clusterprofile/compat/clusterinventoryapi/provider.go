@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"k8s.io/client-go/rest"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -41,18 +39,8 @@ type Options struct {
 // Provider serves a cluster for every ready ClusterProfile once SetupWithManager has run; until
 // then it serves none.
 type Provider struct {
+	kit.Deferred[*clusterprofile.Provider]
 	opts clusterprofile.Options
-
-	mu      sync.Mutex
-	inner   *clusterprofile.Provider
-	ready   chan struct{} // closed by SetupWithManager
-	indexes []index       // recorded before SetupWithManager
-}
-
-type index struct {
-	obj     client.Object
-	field   string
-	extract client.IndexerFunc
 }
 
 var _ multicluster.ProviderRunnable = &Provider{}
@@ -64,7 +52,7 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster-inventory-api provider: %w", err)
 	}
-	return &Provider{opts: o, ready: make(chan struct{})}, nil
+	return &Provider{opts: o}, nil
 }
 
 // translate maps upstream's options onto those of mcr's clusterprofile provider, refusing
@@ -110,70 +98,23 @@ func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	if local == nil {
 		return errors.New("cluster-inventory-api provider: local manager is nil")
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.inner != nil {
+	if _, ok := p.Provider(); ok {
 		return errors.New("cluster-inventory-api provider: SetupWithManager called twice")
 	}
 	inner, err := clusterprofile.New(local.GetConfig(), p.opts)
 	if err != nil {
 		return fmt.Errorf("cluster-inventory-api provider: %w", err)
 	}
-	for _, idx := range p.indexes {
-		if err := inner.IndexField(context.Background(), idx.obj, idx.field, idx.extract); err != nil {
-			return fmt.Errorf("cluster-inventory-api provider: index %q: %w", idx.field, err)
-		}
+	if err := p.Set(inner); err != nil {
+		return fmt.Errorf("cluster-inventory-api provider: %w", err)
 	}
-	p.inner, p.indexes = inner, nil
-	close(p.ready)
 	return nil
-}
-
-// Start runs the provider once SetupWithManager has built it; the manager calls it.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	select {
-	case <-p.ready:
-		return p.provider().Start(ctx, aware)
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-func (p *Provider) provider() *clusterprofile.Provider {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inner
-}
-
-// Get returns the engaged cluster of that name, "<namespace>/<name>" of its ClusterProfile.
-// The error wraps multicluster.ErrClusterNotFound when there is none.
-func (p *Provider) Get(ctx context.Context, clusterName multicluster.ClusterName) (cluster.Cluster, error) {
-	inner := p.provider()
-	if inner == nil {
-		return nil, fmt.Errorf("cluster %q: %w", clusterName, multicluster.ErrClusterNotFound)
-	}
-	return inner.Get(ctx, clusterName)
-}
-
-// IndexField adds an index to every member cluster, present and future. Before
-// SetupWithManager it is recorded and added then.
-func (p *Provider) IndexField(ctx context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
-	p.mu.Lock()
-	inner := p.inner
-	if inner == nil {
-		p.indexes = append(p.indexes, index{obj: obj, field: field, extract: extractValue})
-	}
-	p.mu.Unlock()
-	if inner == nil {
-		return nil
-	}
-	return inner.IndexField(ctx, obj, field, extractValue)
 }
 
 // ListClusters returns the names of the engaged clusters. Upstream's provider has no such
 // method; it is mcr's.
 func (p *Provider) ListClusters() []multicluster.ClusterName {
-	if inner := p.provider(); inner != nil {
+	if inner, ok := p.Provider(); ok {
 		return inner.ListClusters()
 	}
 	return nil

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	mcmanager "mcr.dev/core/manager"
@@ -45,25 +43,15 @@ type Options struct {
 // Provider serves the clusters of the kubeconfig Secrets once SetupWithManager has run; until
 // then it serves none.
 type Provider struct {
+	kit.Deferred[*mcrkubeconfig.Provider]
 	opts Options
-
-	mu      sync.Mutex
-	inner   *mcrkubeconfig.Provider
-	ready   chan struct{} // closed by SetupWithManager
-	indexes []index       // recorded before SetupWithManager
-}
-
-type index struct {
-	obj     client.Object
-	field   string
-	extract client.IndexerFunc
 }
 
 var _ multicluster.ProviderRunnable = &Provider{}
 
 // New returns a provider with opts. Pass it to mcmanager.New, then call SetupWithManager.
 func New(opts Options) *Provider {
-	return &Provider{opts: opts, ready: make(chan struct{})}
+	return &Provider{opts: opts}
 }
 
 // SetupWithManager builds mcr's provider on the host cluster of mgr. The manager runs it.
@@ -71,9 +59,7 @@ func (p *Provider) SetupWithManager(_ context.Context, mgr mcmanager.Manager) er
 	if mgr == nil {
 		return errors.New("kubeconfig provider: manager is nil")
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.inner != nil {
+	if _, ok := p.Provider(); ok {
 		return errors.New("kubeconfig provider: SetupWithManager called twice")
 	}
 	inner, err := mcrkubeconfig.New(mgr.GetLocalManager().GetConfig(), mcrkubeconfig.Options{
@@ -85,58 +71,15 @@ func (p *Provider) SetupWithManager(_ context.Context, mgr mcmanager.Manager) er
 	if err != nil {
 		return fmt.Errorf("kubeconfig provider: %w", err)
 	}
-	for _, idx := range p.indexes {
-		if err := inner.IndexField(context.Background(), idx.obj, idx.field, idx.extract); err != nil {
-			return fmt.Errorf("kubeconfig provider: index %q: %w", idx.field, err)
-		}
+	if err := p.Set(inner); err != nil {
+		return fmt.Errorf("kubeconfig provider: %w", err)
 	}
-	p.inner, p.indexes = inner, nil
-	close(p.ready)
 	return nil
-}
-
-// Start runs the provider once SetupWithManager has built it; the manager calls it.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	select {
-	case <-p.ready:
-		return p.inner.Start(ctx, aware)
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-func (p *Provider) provider() *mcrkubeconfig.Provider {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inner
-}
-
-// Get returns the engaged cluster name.
-func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
-	inner := p.provider()
-	if inner == nil {
-		return nil, fmt.Errorf("cluster %q: %w", name, multicluster.ErrClusterNotFound)
-	}
-	return inner.Get(ctx, name)
-}
-
-// IndexField adds an index to every member cluster, present and future.
-func (p *Provider) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
-	p.mu.Lock()
-	inner := p.inner
-	if inner == nil {
-		p.indexes = append(p.indexes, index{obj: obj, field: field, extract: extract})
-	}
-	p.mu.Unlock()
-	if inner == nil {
-		return nil
-	}
-	return inner.IndexField(ctx, obj, field, extract)
 }
 
 // ListClusters returns the names of the engaged clusters.
 func (p *Provider) ListClusters() []multicluster.ClusterName {
-	if inner := p.provider(); inner != nil {
+	if inner, ok := p.Provider(); ok {
 		return inner.ListClusters()
 	}
 	return nil
