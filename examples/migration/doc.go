@@ -4,8 +4,10 @@
 //
 // testdata holds such programs, written against multicluster-runtime's API and kept in its import
 // paths: controllers (builder, handlers, sources, controller options, custom requests, the
-// cluster in the context), providers (the utility providers and the sharded coordinator) and
-// setupprovider (an in-house provider set up with SetupWithManager). The test compiles each as it
+// cluster in the context), providers (the utility providers and the sharded coordinator),
+// setupprovider (an in-house provider set up with SetupWithManager), and one for each provider
+// multicluster-runtime ships: kubeconfig, capi (Cluster API), clusterinventoryapi and file (with
+// what its sync-local-to-remote example uses). The test compiles each as it
 // is against multicluster-runtime (so the programs stay true to its API), then runs the guide's
 // sed block, taken from docs/migration.md itself, over copies and compiles them against mcr's
 // modules of this repository. Programs that use one of multicluster-runtime's provider modules

@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
@@ -29,6 +32,11 @@ const (
 	// Secret or ConfigMap can hold, and a few hundred contexts with inline certificates.
 	DefaultMaxFileSize = 1 << 20
 )
+
+// DefaultKubeconfigGlobs is multicluster-runtime's name of DefaultDirPatterns, the default of
+// Options.DirPatterns (and so of what Options.KubeconfigGlobs would select). Unlike
+// multicluster-runtime's list, it also holds "kubeconfig", the key of a mounted Secret.
+var DefaultKubeconfigGlobs = DefaultDirPatterns
 
 // Options configures a Provider. The zero value of every field selects its default; defaults are
 // applied in one place, Options.withDefaults.
@@ -105,6 +113,30 @@ type Options struct {
 	// Defaults to DefaultDebounce (200ms).
 	Debounce time.Duration
 
+	// KubeconfigFiles is multicluster-runtime's name of Files, so that its Options literals
+	// compile: the entries are appended to Files, empty entries dropped.
+	KubeconfigFiles []string
+
+	// KubeconfigDirs is multicluster-runtime's name of Dirs: the entries are appended to Dirs,
+	// empty entries dropped.
+	KubeconfigDirs []string
+
+	// KubeconfigGlobs is multicluster-runtime's name of the patterns that select the files of
+	// directories, which is DirPatterns here (not Globs, which are patterns of whole paths): the
+	// entries are appended to DirPatterns, empty entries dropped, and like DirPatterns they
+	// apply to every directory of Dirs and KubeconfigDirs. An entry with a path separator
+	// ("*/kubeconfig") matches below each of those directories, as in multicluster-runtime: it
+	// is added to Globs once for every directory, joined to it.
+	//
+	// As in multicluster-runtime, patterns given here replace the default ones: with
+	// KubeconfigGlobs set, DirPatterns does not default to DefaultDirPatterns.
+	KubeconfigGlobs []string
+
+	// ClusterOptions is multicluster-runtime's top-level field, kept so that its Options
+	// literals compile. It shadows the shared Options.ClusterOptions, which still works: both
+	// are passed to cluster.New for every member, Options.ClusterOptions first.
+	ClusterOptions []cluster.Option
+
 	// Options are the fields every provider shares (Policy, RESTOptions, ClusterOptions,
 	// CacheSyncTimeout, SkipAccessCheck, retry delays, ResyncPeriod, EventRecorder, Logger),
 	// with the defaults documented there, except:
@@ -125,6 +157,7 @@ type Options struct {
 // withDefaults is the only place defaults are applied. It also makes every path absolute and
 // clean.
 func (o Options) withDefaults() (Options, error) {
+	o = o.withUpstreamFields()
 	if len(o.Files)+len(o.Dirs)+len(o.Globs) == 0 {
 		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
 			o.Files = slices.DeleteFunc(filepath.SplitList(env), func(s string) bool { return s == "" })
@@ -168,4 +201,33 @@ func (o Options) withDefaults() (Options, error) {
 		o.NameBase = abs([]string{o.NameBase})[0]
 	}
 	return o, err
+}
+
+// withUpstreamFields merges the fields named as in multicluster-runtime (KubeconfigFiles,
+// KubeconfigDirs, KubeconfigGlobs, ClusterOptions) into their counterparts and clears them, so
+// that applying it twice changes nothing.
+func (o Options) withUpstreamFields() Options {
+	nonEmpty := func(s []string) []string {
+		return slices.DeleteFunc(slices.Clone(s), func(e string) bool { return e == "" })
+	}
+	o.Files = append(slices.Clip(o.Files), nonEmpty(o.KubeconfigFiles)...)
+	o.Dirs = append(slices.Clip(o.Dirs), nonEmpty(o.KubeconfigDirs)...)
+	patterns := nonEmpty(o.KubeconfigGlobs)
+	if len(patterns) > 0 && o.DirPatterns == nil {
+		o.DirPatterns = []string{}
+	}
+	for _, pattern := range patterns {
+		if !strings.ContainsRune(pattern, filepath.Separator) {
+			o.DirPatterns = append(slices.Clip(o.DirPatterns), pattern)
+			continue
+		}
+		for _, dir := range o.Dirs {
+			o.Globs = append(slices.Clip(o.Globs), filepath.Join(dir, pattern))
+		}
+	}
+	if len(o.ClusterOptions) > 0 {
+		o.Options.ClusterOptions = append(slices.Clip(o.Options.ClusterOptions), o.ClusterOptions...)
+	}
+	o.KubeconfigFiles, o.KubeconfigDirs, o.KubeconfigGlobs, o.ClusterOptions = nil, nil, nil, nil
+	return o
 }

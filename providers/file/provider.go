@@ -10,16 +10,18 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
 
 // Provider engages one cluster per context of the kubeconfig files it watches. Create it with
-// New; a multi-cluster manager runs it (Start). Get and IndexField come from the embedded
+// New; a multi-cluster manager runs it (Start). IndexField comes from the embedded
 // clusters.Clusters.
 type Provider struct {
-	// Members supplies Get, IndexField, ClusterNames, ListClusters and Start, which runs the
-	// engine.
+	// Members supplies IndexField, ClusterNames, ListClusters and Start, which runs the engine;
+	// Get is the provider's own.
 	kit.Members[multicluster.ClusterName]
 
 	opts   Options
@@ -83,6 +85,21 @@ func New(opts Options) (*Provider, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Get returns the engaged cluster name, or an error wrapping multicluster.ErrClusterNotFound.
+// As in multicluster-runtime's file provider, the empty name stands for the first engaged
+// cluster, here the first of ClusterNames (which are sorted); it is not found while no cluster
+// is engaged. The manager never asks a provider for the empty name, its own (local) cluster.
+func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	if name == "" {
+		names := p.ClusterNames()
+		if len(names) == 0 {
+			return nil, fmt.Errorf("file provider: no cluster is engaged: %w", multicluster.ErrClusterNotFound)
+		}
+		name = names[0]
+	}
+	return p.Members.Get(ctx, name)
 }
 
 // ClusterName returns the name under which the provider engages context of the kubeconfig file
