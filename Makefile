@@ -39,12 +39,16 @@ help: ## List the targets.
 envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds).
 	@bash $(ROOT)/hack/envtest.sh
 
+.PHONY: kcp
+kcp: ## Build the kcp server for the real-kcp tests into bin/kcp/ (~6 min once, then a second).
+	@bash $(ROOT)/hack/kcp.sh
+
 # How long `make test` fuzzes each fuzz target after the tests, to keep every target alive in
 # CI (the seed corpora run with the tests). 0 skips it.
-TEST_FUZZTIME ?= 3s
+TEST_FUZZTIME ?= 2s
 
 .PHONY: test
-test: envtest ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
+test: envtest kcp ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
 	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
 	@if [ "$(TEST_FUZZTIME)" != "0" ]; then $(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME); fi
