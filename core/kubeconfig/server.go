@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -69,4 +70,18 @@ func checkURLData(field string, u *url.URL, errs *[]error) {
 func hasScheme(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// CheckServerURL checks a server URL as client-go will dial it (a bare host:port is https): an
+// error wrapping ErrInvalid for one client-go cannot use, and one wrapping ErrURLData for user
+// info, a query or a fragment, which may carry credentials and which client-go's errors and
+// klog lines would quote. field names the value in messages, which never quote it. Providers use
+// it for URLs they take from configuration or from objects (a base URL, an endpoint) before
+// anything dials them or logs them.
+func CheckServerURL(field, raw string) error {
+	var errs []error
+	if err := checkServer(field, raw, true, Policy{AllowPlainHTTP: true}, &errs); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
 )
 
@@ -92,7 +93,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	case ep.running():
 		return kit.Result{}
 	}
-	if err := checkURL(url); err != nil {
+	if err := kubeconfig.CheckServerURL("an endpoint URL of the slice", url); err != nil {
 		// Refused until the slice lists another URL: a URL with credentials must never reach
 		// client-go, and the error quotes none of it.
 		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, reasonInvalidEndpointURL,

@@ -19,6 +19,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -67,11 +68,7 @@ func New(cfg *rest.Config, endpointSliceName string, opts Options) (*Provider, e
 		return nil, errors.New("kcp provider: the APIExportEndpointSlice name is empty")
 	}
 	host := cfg.Host
-	if !strings.Contains(host, "://") {
-		// client-go takes a bare host:port for https.
-		host = "https://" + host
-	}
-	if err := checkURL(host); err != nil {
+	if err := kubeconfig.CheckServerURL("the config's Host", host); err != nil {
 		return nil, fmt.Errorf("kcp provider: the config's Host is refused: %w", err)
 	}
 	o, err := opts.withDefaults()

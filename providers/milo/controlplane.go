@@ -1,7 +1,11 @@
 package milo
 
 import (
+	"fmt"
 	"net/url"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"mcr.dev/core/multicluster"
 )
@@ -47,3 +51,17 @@ func ServiceHost(project string) string {
 // serviceHost is the default ControlPlaneHost of ModeProjectControlPlane, a variable so that tests,
 // which cannot resolve in-cluster Services, can point it elsewhere.
 var serviceHost = ServiceHost
+
+// CheckServiceProject reports why ServiceHost cannot name the in-cluster Service of a project
+// unambiguously: the host is milo-apiserver.project-<project>.svc.cluster.local, so
+// project-<project> must be a namespace name, a DNS label (no dots, at most 63 characters). A
+// project name with a dot would make a host that means another Service in another namespace,
+// or a name outside the cluster (project "x.svc.example.com" makes a host under example.com).
+// The default ControlPlaneHost of ModeProjectControlPlane applies it: such a project is reported
+// (ClusterSetupFailed) and not engaged, and no other project is affected.
+func CheckServiceProject(project string) error {
+	if errs := validation.IsDNS1123Label("project-" + project); len(errs) > 0 {
+		return fmt.Errorf("project %q has no in-cluster Service host: project-<name> must be a namespace name (%s)", project, strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
 )
 
@@ -117,7 +118,8 @@ func (o Options) withDefaults(host *rest.Config) (Options, error) {
 	if o.BaseConfig == nil {
 		return o, errors.New("no BaseConfig and no host config")
 	}
-	if err := checkHost(o.BaseConfig.Host); err != nil {
+	// Every project's URL is derived from it.
+	if err := kubeconfig.CheckServerURL("BaseConfig.Host", o.BaseConfig.Host); err != nil {
 		return o, fmt.Errorf("the Host of BaseConfig is refused: %w", err)
 	}
 	if o.ControlPlaneHost == nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
@@ -61,7 +62,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if hostConfig == nil {
 		return nil, errors.New("milo provider: host config is nil")
 	}
-	if err := checkHost(hostConfig.Host); err != nil {
+	if err := kubeconfig.CheckServerURL("the host config's Host", hostConfig.Host); err != nil {
 		return nil, fmt.Errorf("milo provider: the Host of the host config is refused: %w", err)
 	}
 	o, err := opts.withDefaults(hostConfig)
