@@ -22,6 +22,9 @@ GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 DEMO_PKG ?= ./examples/quickstart
 # Per-module timeout of `make test`: generous, tests start real apiservers on a small machine.
 TEST_TIMEOUT ?= 30m
+# Modules `make test` tests at a time: their time goes mostly to waiting for API servers and
+# timeouts, so two at a time take much less wall time on two cores.
+TEST_JOBS ?= 2
 # Extra arguments for go test, e.g. TEST_ARGS='-run TestFleet -v'.
 TEST_ARGS ?=
 # Packages tested in each module; narrow a run with e.g. MODULES=core TEST_PKGS=./envtest/...
@@ -50,7 +53,7 @@ TEST_FUZZTIME ?= 2s
 .PHONY: test
 test: envtest kcp ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
-	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
+	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -jobs $(TEST_JOBS) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
 	@if [ "$(TEST_FUZZTIME)" != "0" ]; then $(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME); fi
 
 .PHONY: demo

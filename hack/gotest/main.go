@@ -8,11 +8,15 @@
 // modules listed in go.work; it uses only the standard library so that it builds in a second
 // without a module of its own (GOWORK=off go build -o bin/tools/gotest hack/gotest/main.go).
 //
-// Usage: gotest [-timeout 30m] [-args '-run X -v'] [-pkgs ./...] module-dir...
+// With -jobs N it tests up to N modules at a time (most of a module's time is spent waiting for
+// API servers and timeouts, not computing) and prints each module's report when it ends.
+//
+// Usage: gotest [-timeout 30m] [-jobs 1] [-args '-run X -v'] [-pkgs ./...] module-dir...
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,6 +25,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,6 +54,7 @@ func main() {
 	timeout := flag.String("timeout", "30m", "go test -timeout for each module")
 	extra := flag.String("args", "", "extra go test arguments, space separated")
 	pkgs := flag.String("pkgs", "./...", "package patterns to test in each module, space separated")
+	jobs := flag.Int("jobs", 1, "modules tested at a time")
 	flag.Parse()
 	modules := flag.Args()
 	if len(modules) == 0 {
@@ -60,22 +66,45 @@ func main() {
 	verbose := slices.Contains(args, "-v") || slices.Contains(args, "-test.v")
 	args = append(args, strings.Fields(*pkgs)...)
 
+	type result struct {
+		dir    string
+		counts counts
+		out    *bytes.Buffer
+	}
+	results := make([]chan result, len(modules))
+	sem := make(chan struct{}, max(*jobs, 1))
+	for i, dir := range modules {
+		results[i] = make(chan result, 1)
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			var out bytes.Buffer
+			locked := &lockedWriter{w: &out}
+			w, errW := io.Writer(locked), io.Writer(locked)
+			if *jobs <= 1 {
+				w, errW = os.Stdout, os.Stderr // one module at a time: report as it goes
+			}
+			start := time.Now()
+			fmt.Fprintf(w, "=== module %s: go %s\n", dir, strings.Join(args, " "))
+			c, err := runModule(dir, args, verbose, w, errW)
+			if err != nil && c.failed == 0 {
+				// go test failed without a failing test or package: count the module itself.
+				fmt.Fprintf(w, "FAIL module %s: %v\n", dir, err)
+				c.failed++
+			}
+			fmt.Fprintf(w, "=== module %s: %s (%s)\n", dir, c, time.Since(start).Round(time.Second))
+			results[i] <- result{dir: dir, counts: c, out: &out}
+		}()
+	}
 	var total counts
 	var failedModules []string
-	for _, dir := range modules {
-		start := time.Now()
-		fmt.Printf("=== module %s: go %s\n", dir, strings.Join(args, " "))
-		c, err := runModule(dir, args, verbose)
-		if err != nil && c.failed == 0 {
-			// go test failed without a failing test or package: count the module itself.
-			fmt.Printf("FAIL module %s: %v\n", dir, err)
-			c.failed++
+	for _, ch := range results {
+		r := <-ch
+		_, _ = io.Copy(os.Stdout, r.out)
+		if r.counts.failed > 0 {
+			failedModules = append(failedModules, r.dir)
 		}
-		if c.failed > 0 {
-			failedModules = append(failedModules, dir)
-		}
-		fmt.Printf("=== module %s: %s (%s)\n", dir, c, time.Since(start).Round(time.Second))
-		total.add(c)
+		total.add(r.counts)
 	}
 	if len(failedModules) > 0 {
 		fmt.Printf("FAILED modules: %s\n", strings.Join(failedModules, " "))
@@ -86,10 +115,10 @@ func main() {
 	}
 }
 
-func runModule(dir string, args []string, verbose bool) (counts, error) {
+func runModule(dir string, args []string, verbose bool, w, errW io.Writer) (counts, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = errW
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return counts{}, err
@@ -97,7 +126,7 @@ func runModule(dir string, args []string, verbose bool) (counts, error) {
 	if err := cmd.Start(); err != nil {
 		return counts{}, err
 	}
-	c := report(stdout, os.Stdout, verbose)
+	c := report(stdout, w, verbose)
 	return c, cmd.Wait()
 }
 
@@ -182,4 +211,17 @@ func report(r io.Reader, w io.Writer, verbose bool) counts {
 		c.failed++
 	}
 	return c
+}
+
+// lockedWriter serializes writes: a module's test output and go's stderr arrive from two
+// goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
