@@ -222,9 +222,15 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 				return e.Fail(key, m, Retryable(reason, err))
 			}
 		}
-	} else if engaged && st.engaged == cl {
-		e.problems.Resolve(&st.problem, log)
-		return Result{}
+	} else {
+		// st.engaged is cleared under e.mu when an engaged instance's context ends.
+		e.mu.Lock()
+		same := engaged && st.engaged == cl
+		e.mu.Unlock()
+		if same {
+			e.problems.Resolve(&st.problem, log)
+			return Result{}
+		}
 	}
 
 	e.mu.Lock()
@@ -292,16 +298,17 @@ func (e *Engine[K]) Disengage(name multicluster.ClusterName, regarding client.Ob
 	log := e.log.WithValues("cluster", name)
 	e.mu.Lock()
 	st, known := e.members[name]
+	wasEngaged := false
 	if known {
 		delete(e.members, name)
 		st.engagedCtx, st.changing = nil, true
+		wasEngaged = st.engaged != nil
 	}
 	e.mu.Unlock()
 	if !known {
 		log.V(1).Info("Cluster not engaged: " + why)
 		return
 	}
-	wasEngaged := st.engaged != nil
 	// Not Resolve: the member goes, its problem is not solved (it may be why it goes).
 	e.problems.Drop(&st.problem)
 	if wasEngaged {
