@@ -59,7 +59,7 @@ func setup(f *envtest.Fleet) error {
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.
-const waitTimeout = time.Minute
+const waitTimeout = 2 * time.Minute
 
 // useStandIn gives the test an empty kind installation of its own, and checks when the test
 // ends that the kind library made no docker call the stand-in does not serve. Tests that call it
@@ -147,6 +147,11 @@ func start(t *testing.T, opts kind.Options) *started {
 	}
 	if opts.CacheSyncTimeout == 0 {
 		opts.CacheSyncTimeout = 20 * time.Second
+	}
+	// Members that fail are retried within seconds, not minutes, as in the other providers'
+	// tests: a test waits for their next sync.
+	if opts.RetryMaxDelay == 0 {
+		opts.RetryMinDelay, opts.RetryMaxDelay = 200*time.Millisecond, 2*time.Second
 	}
 	p := kind.New(opts)
 	run := providertest.Start(t, p, waitTimeout)
