@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -21,7 +22,8 @@ import (
 func Run(t *testing.T, h Harness, o Options) {
 	t.Helper()
 	var report *Report
-	registerSpecs(func() Harness { return h }, func() Options { return o }, func(r *Report) { report = r })
+	testDeadline, _ := t.Deadline()
+	registerSpecs(func() Harness { return h }, func() Options { return o }, testDeadline, func(r *Report) { report = r })
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, "mcr provider conformance")
 	if report != nil {
@@ -39,13 +41,14 @@ func Run(t *testing.T, h Harness, o Options) {
 // --label-filter` can pick tests. The container's AfterAll adds the markdown summary as a
 // report entry (printed with the suite's output) and writes the YAML report as Run does.
 func RegisterSpecs(harness func() Harness, opts func() Options) bool {
-	return registerSpecs(harness, opts, func(r *Report) {
+	return registerSpecs(harness, opts, time.Time{}, func(r *Report) {
 		ginkgo.AddReportEntry("conformance summary", r.Markdown())
 	})
 }
 
-// registerSpecs registers the specs; emit receives the report at the end.
-func registerSpecs(harness func() Harness, opts func() Options, emit func(*Report)) bool {
+// registerSpecs registers the specs; emit receives the report at the end. The run ends
+// RunReserve before testDeadline, if not zero.
+func registerSpecs(harness func() Harness, opts func() Options, testDeadline time.Time, emit func(*Report)) bool {
 	return ginkgo.Describe("mcr provider conformance", ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 		var run *suiteRun
 		ginkgo.BeforeAll(func() {
@@ -58,6 +61,7 @@ func registerSpecs(harness func() Harness, opts func() Options, emit func(*Repor
 			if err != nil {
 				ginkgo.Fail(err.Error())
 			}
+			run.limitTo(testDeadline)
 		})
 		for _, test := range catalog {
 			labels := ginkgo.Label("conformance", "ID:"+test.ID, "Feature:"+string(test.Feature))
@@ -80,12 +84,12 @@ func registerSpecs(harness func() Harness, opts func() Options, emit func(*Repor
 			if run == nil {
 				return
 			}
-			report := run.report()
+			report, err := run.finish()
 			emit(report)
+			if err != nil {
+				ginkgo.Fail(err.Error())
+			}
 			if path := run.opts.ReportPath; path != "" {
-				if err := report.WriteFile(path); err != nil {
-					ginkgo.Fail(err.Error())
-				}
 				_, _ = fmt.Fprintf(ginkgo.GinkgoWriter, "conformance report written to %s\n", path)
 			}
 		})

@@ -38,7 +38,16 @@
 // command mcr.dev/conformance/cmd/verify) checks a report against the suite's list of tests.
 //
 // Every wait has a named timeout in Options.Timeouts, with defaults meant for a loaded 2-core
-// machine running the race detector; no test asserts that anything is fast.
+// machine running the race detector; no test asserts that anything is fast. A broken provider
+// does not make every test wait them out: when Start returned early, the provider engages
+// nothing, or an engage context ended on its own, the waits that depend on it fail at once with
+// that root cause in their message. Timeouts.Run bounds the whole run (and it ends a minute
+// before go test's -timeout), so that the summary and the report, marked incomplete, are written
+// even then.
+//
+// The report records the suite's Version and the versions of mcr.dev/core, multicluster-runtime,
+// controller-runtime and client-go: from the build information, or, where that lacks them (in a
+// go.work workspace), from `go list -m` in the tested package's directory.
 //
 // This module depends on mcr.dev/core; core never depends on it. Its own tests run the suite
 // against a reference provider, against deliberately broken providers (each must fail exactly

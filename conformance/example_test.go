@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,3 +66,15 @@ func Example() {
 	}
 	_ = testConformance
 }
+
+// iterateOnOneTest runs a single test, with a shorter engage wait, while debugging it; the
+// comment shows how a slow provider gets more time. docs/conformance.md quotes it.
+func iterateOnOneTest(t *testing.T, harness conformance.Harness) {
+	conformance.Run(t, harness, conformance.Options{
+		Only:     []string{conformance.EngageOnAdd},
+		Timeouts: conformance.Timeouts{Engage: 30 * time.Second},
+		// For a slow provider: Timeouts{Run: 25 * time.Minute} and go test -timeout 30m.
+	})
+}
+
+var _ = iterateOnOneTest

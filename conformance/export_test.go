@@ -10,7 +10,8 @@ func RunTests(ctx context.Context, h Harness, o Options, logf func(string, ...an
 		return nil, nil, err
 	}
 	results := r.runAll(ctx, logf)
-	return results, r.report(), nil
+	rep, err := r.finish()
+	return results, rep, err
 }
 
 // RunTest runs one test by ID, without Ginkgo.

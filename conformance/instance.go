@@ -52,6 +52,7 @@ func (s *spec) newInstance() *instance {
 		s.erroredf("harness: NewProvider returned a nil provider")
 	}
 	in := &instance{s: s, provider: p, probe: newProbe(), cancelHarness: cancelHarness, done: make(chan struct{})}
+	in.probe.onEngage = func() { s.run.engagedAny.Store(true) }
 	s.deferCleanup(func() error {
 		defer cancelHarness()
 		return in.stop()
@@ -164,6 +165,7 @@ func (in *instance) stop() error {
 	if cancel == nil || already {
 		return nil
 	}
+	in.probe.stopping.Store(true)
 	cancel()
 	timer := time.NewTimer(in.s.opts.Timeouts.Stop)
 	defer timer.Stop()

@@ -164,6 +164,13 @@ type Timeouts struct {
 	// Scale bounds each phase (engage all, disengage all) of the Scale test. Default: 5
 	// minutes.
 	Scale time.Duration
+
+	// Run bounds the whole run, so that a broken provider still gets its summary and report
+	// before go test's -timeout (10 minutes by default) kills the test binary. When it runs out,
+	// the test running is interrupted ("errored"), the rest are "skipped", and the report is
+	// marked incomplete. The run also ends RunReserve before go test's deadline, whatever Run
+	// says. Default: 9 minutes.
+	Run time.Duration
 }
 
 // Default values of Options and Timeouts.
@@ -175,10 +182,15 @@ const (
 	DefaultHarnessTimeout   = 2 * time.Minute
 	DefaultSettleTimeout    = time.Minute
 	DefaultScaleTimeout     = 5 * time.Minute
+	DefaultRunTimeout       = 9 * time.Minute
 	DefaultScaleMembers     = 30
 	DefaultLeakCycles       = 3
 	DefaultLeakTolerance    = 8
 )
+
+// RunReserve is how long before go test's deadline (-timeout) a run ends at the latest: the time
+// to interrupt a test, clean up and write the summary and the report.
+const RunReserve = time.Minute
 
 // withDefaults returns o with every unset field defaulted; it is the only place defaults are
 // decided.
@@ -197,6 +209,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&t.Harness, DefaultHarnessTimeout)
 	setDefault(&t.Settle, DefaultSettleTimeout)
 	setDefault(&t.Scale, DefaultScaleTimeout)
+	setDefault(&t.Run, DefaultRunTimeout)
 	if o.ScaleMembers <= 0 {
 		o.ScaleMembers = DefaultScaleMembers
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -26,6 +27,10 @@ type engagement struct {
 	at      time.Time
 	// failed means the probe returned an error for this Engage.
 	failed bool
+	// deadAtEngage means ctx had already ended when Engage was called.
+	deadAtEngage bool
+	// endedAt is when ctx ended (UnixNano), 0 while it is alive.
+	endedAt atomic.Int64
 }
 
 func (e *engagement) live() bool { return e.ctx.Err() == nil }
@@ -52,6 +57,11 @@ type probe struct {
 	failIf func(multicluster.ClusterName) bool
 	// violations are contract breaches that are not tied to one test step (a nil cluster).
 	violations []string
+	// stopping is set once the suite stops the provider: an Engage racing with the stop may
+	// then get a context that already ended.
+	stopping atomic.Bool
+	// onEngage, when set, is called for every Engage, under the probe's lock.
+	onEngage func()
 }
 
 var _ multicluster.Aware = &probe{}
@@ -73,7 +83,18 @@ func (p *probe) Engage(ctx context.Context, name multicluster.ClusterName, cl cl
 		return fmt.Errorf("conformance probe: Engage(%q) with a nil context", name)
 	}
 	e := &engagement{seq: len(p.all) + 1, name: name, cluster: cl, ctx: ctx, at: time.Now()}
+	context.AfterFunc(ctx, func() { e.endedAt.Store(time.Now().UnixNano()) })
+	if ctx.Err() != nil {
+		e.deadAtEngage = true
+		if !p.stopping.Load() {
+			p.violations = append(p.violations, fmt.Sprintf("Engage(%q) was called with a context that had already ended (%v): "+
+				"whatever the Aware starts with it stops at once", name, context.Cause(ctx)))
+		}
+	}
 	p.all = append(p.all, e)
+	if p.onEngage != nil {
+		defer p.onEngage()
+	}
 	isNew := !p.seen[name]
 	p.seen[name] = true
 	if isNew && p.failIf != nil && p.failIf(name) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -46,10 +45,16 @@ type Report struct {
 	Tests []TestResult `json:"tests"`
 }
 
-// SuiteInfo records what ran the tests, from the test binary's build information.
+// SuiteInfo records what ran the tests. Module versions come from the test binary's build
+// information and, for modules it lacks (a go.work workspace lists only the main module), from
+// `go list -m` in the tested package's directory. A module without a version (a workspace
+// module, or a replacement by a directory) is reported as "(devel) <directory>" with the git
+// commit of that directory when it is a checkout. Verify rejects a report that lacks any of them.
 type SuiteInfo struct {
-	// Version of mcr.dev/conformance.
+	// Version of the suite (the constant Version of mcr.dev/conformance).
 	Version string `json:"version"`
+	// Module is the mcr.dev/conformance module the test binary was built with.
+	Module string `json:"module,omitempty"`
 	// Tests is how many tests the suite has.
 	Tests               int    `json:"tests"`
 	Core                string `json:"core,omitempty"`
@@ -57,6 +62,9 @@ type SuiteInfo struct {
 	ControllerRuntime   string `json:"controllerRuntime,omitempty"`
 	ClientGo            string `json:"clientGo,omitempty"`
 	Go                  string `json:"go"`
+	// VersionsFrom says where the module versions were read: "build info", or "build info and
+	// go list -m".
+	VersionsFrom string `json:"versionsFrom,omitempty"`
 	// Race says whether the test binary was built with the race detector (ConcurrentGet is
 	// only meaningful with it).
 	Race bool `json:"race"`
@@ -75,6 +83,9 @@ type Summary struct {
 	Result   Outcome    `json:"result"`
 	Core     Statistics `json:"core"`
 	Extended Statistics `json:"extended"`
+	// Incomplete, when set, says why the run ended before every test ran (its time budget,
+	// Timeouts.Run, ran out): the results are partial.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Statistics counts the results of a group of tests.
@@ -119,8 +130,22 @@ func (r *suiteRun) report() *Report {
 	for _, t := range catalog {
 		results = append(results, r.results[t.ID])
 	}
+	incomplete := r.incomplete
 	r.mu.Unlock()
-	return newReport(r.opts, results, r.started)
+	rep := newReport(r.opts, results, r.started)
+	rep.Summary.Incomplete = incomplete
+	return rep
+}
+
+// finish builds the report of the run and writes it to Options.ReportPath, if set.
+func (r *suiteRun) finish() (*Report, error) {
+	rep := r.report()
+	if path := r.opts.ReportPath; path != "" {
+		if err := rep.WriteFile(path); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
 }
 
 func newReport(o Options, results []TestResult, date time.Time) *Report {
@@ -164,47 +189,6 @@ func summarize(results []TestResult) Summary {
 	return s
 }
 
-func suiteInfo() SuiteInfo {
-	info := SuiteInfo{Version: "unknown", Tests: len(catalog)}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
-	}
-	info.Go = bi.GoVersion
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			info.Race = true
-		}
-	}
-	info.Version = moduleVersion(bi, "mcr.dev/conformance")
-	info.Core = moduleVersion(bi, "mcr.dev/core")
-	info.MulticlusterRuntime = moduleVersion(bi, "sigs.k8s.io/multicluster-runtime")
-	info.ControllerRuntime = moduleVersion(bi, "sigs.k8s.io/controller-runtime")
-	info.ClientGo = moduleVersion(bi, "k8s.io/client-go")
-	return info
-}
-
-// moduleVersion returns the version of module path in the build, "(devel)" for the main module
-// built from a checkout, and notes a replacement.
-func moduleVersion(bi *debug.BuildInfo, path string) string {
-	if bi.Main.Path == path {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path != path {
-			continue
-		}
-		if r := d.Replace; r != nil {
-			if r.Version != "" {
-				return fmt.Sprintf("%s => %s %s", d.Version, r.Path, r.Version)
-			}
-			return fmt.Sprintf("%s => %s", d.Version, r.Path)
-		}
-		return d.Version
-	}
-	return ""
-}
-
 // YAML returns the report as YAML.
 func (rep *Report) YAML() ([]byte, error) {
 	return yaml.Marshal(rep)
@@ -233,11 +217,22 @@ func (rep *Report) Markdown() string {
 		name = "provider"
 	}
 	fmt.Fprintf(&b, "### mcr provider conformance: %s (%s mode): %s\n\n", name, rep.Mode, rep.Summary.Result)
-	fmt.Fprintf(&b, "Core: %s. Extended: %s. Suite %s, %s, race detector %t.\n\n",
-		statLine(rep.Summary.Core), statLine(rep.Summary.Extended), rep.Suite.Version, rep.Suite.Go, rep.Suite.Race)
+	fmt.Fprintf(&b, "Core: %s. Extended: %s.\n\n", statLine(rep.Summary.Core), statLine(rep.Summary.Extended))
+	if rep.Summary.Incomplete != "" {
+		fmt.Fprintf(&b, "**Incomplete run, partial results**: %s.\n\n", rep.Summary.Incomplete)
+	}
+	fmt.Fprintf(&b, "Suite %s (module %s), core %s, multicluster-runtime %s, controller-runtime %s, client-go %s, %s, race detector %t.\n\n",
+		rep.Suite.Version, rep.Suite.Module, rep.Suite.Core, rep.Suite.MulticlusterRuntime, rep.Suite.ControllerRuntime,
+		rep.Suite.ClientGo, rep.Suite.Go, rep.Suite.Race)
 	b.WriteString("| Test | Feature | Result | Seconds | Note |\n|---|---|---|---|---|\n")
 	for _, t := range rep.Tests {
-		note := strings.ReplaceAll(firstLine(t.Message), "|", `\|`)
+		msg := t.Message
+		// The table has room for one line: the root cause, when the suite found one, says more
+		// than the symptom.
+		if i := strings.Index(msg, "root cause: "); i >= 0 {
+			msg = msg[i:]
+		}
+		note := strings.ReplaceAll(firstLine(msg), "|", `\|`)
 		if t.Result == Passed {
 			note = ""
 		}
@@ -335,10 +330,25 @@ func Verify(data []byte) error {
 			addf("test %s is listed %d times", t.ID, seen[t.ID])
 		}
 	}
+	for _, v := range []struct{ field, value string }{
+		{"suite.version", rep.Suite.Version},
+		{"suite.module", rep.Suite.Module},
+		{"suite.core", rep.Suite.Core},
+		{"suite.multiclusterRuntime", rep.Suite.MulticlusterRuntime},
+		{"suite.controllerRuntime", rep.Suite.ControllerRuntime},
+		{"suite.clientGo", rep.Suite.ClientGo},
+		{"suite.go", rep.Suite.Go},
+	} {
+		if v.value == "" || strings.HasPrefix(v.value, "unknown") {
+			addf("%s is missing (%q): a report must say which versions produced it; the suite reads them from the build information or `go list -m` in the tested package's directory (run it with go test, from the provider's module or workspace)", v.field, v.value)
+		}
+	}
 	if rep.Suite.Tests != len(catalog) {
 		addf("suite.tests is %d, this suite has %d tests", rep.Suite.Tests, len(catalog))
 	}
-	if want := summarize(rep.Tests); rep.Summary != want {
+	want := summarize(rep.Tests)
+	want.Incomplete = rep.Summary.Incomplete
+	if rep.Summary != want {
 		addf("summary %+v does not match the test results, which give %+v", rep.Summary, want)
 	}
 	if len(problems) > 0 {

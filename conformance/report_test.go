@@ -81,7 +81,8 @@ func validReport(t *testing.T) map[string]any {
 	return map[string]any{
 		"apiVersion": conformance.ReportAPIVersion, "kind": conformance.ReportKind,
 		"date": time.Now().UTC().Format(time.RFC3339), "mode": "direct",
-		"suite":          map[string]any{"version": "v0.1.0", "tests": len(conformance.Tests()), "go": "go1.26", "race": true},
+		"suite": map[string]any{"version": "v0.1.0", "module": "v0.1.0", "tests": len(conformance.Tests()), "core": "v0.1.0",
+			"multiclusterRuntime": "v0.24.1", "controllerRuntime": "v0.24.1", "clientGo": "v0.36.3", "go": "go1.26", "race": true},
 		"implementation": map[string]any{"project": "acme"},
 		"features":       map[string]any{"claimed": []any{"CredentialRotation"}, "notClaimed": notClaimed},
 		"summary":        map[string]any{"result": "success", "core": core, "extended": ext},
@@ -131,6 +132,15 @@ func TestVerify(t *testing.T) {
 		"statistics do not add up": {func(r map[string]any) {
 			r["tests"].([]any)[0].(map[string]any)["result"] = "failed"
 		}, "does not match the test results"},
+		"no suite version": {func(r map[string]any) {
+			delete(r["suite"].(map[string]any), "version")
+		}, "suite.version is missing"},
+		"no core version": {func(r map[string]any) {
+			r["suite"].(map[string]any)["core"] = ""
+		}, "suite.core is missing"},
+		"unknown client-go version": {func(r map[string]any) {
+			r["suite"].(map[string]any)["clientGo"] = "unknown (go list -m: exit status 1)"
+		}, "suite.clientGo is missing"},
 		"wrong kind":  {func(r map[string]any) { r["kind"] = "Other" }, "apiVersion/kind"},
 		"unknown key": {func(r map[string]any) { r["extra"] = 1 }, "not a report"},
 	}

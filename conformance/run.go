@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -42,9 +44,72 @@ type suiteRun struct {
 	h       Harness
 	opts    Options
 	started time.Time
+	// deadline ends the run: Timeouts.Run after its start, or RunReserve before go test's
+	// deadline if that is earlier.
+	deadline time.Time
+	budget   error
+
+	// engagedAny is set by the first Engage any probe of the run sees.
+	engagedAny atomic.Bool
 
 	mu      sync.Mutex
 	results map[string]TestResult
+	// noEngage is the root cause "the provider engages nothing", once a test found it.
+	noEngage error
+	// deadContext is the root cause "engage contexts die on their own", once a wait failed
+	// because of it.
+	deadContext error
+	// incomplete says why the run ended before every test ran; "" while it has not.
+	incomplete string
+}
+
+// limitTo makes the run end RunReserve before testDeadline (go test's -timeout), if that is
+// earlier than its own budget.
+func (r *suiteRun) limitTo(testDeadline time.Time) {
+	if testDeadline.IsZero() {
+		return
+	}
+	if d := testDeadline.Add(-RunReserve); d.Before(r.deadline) {
+		r.deadline = d
+		r.budget = fmt.Errorf("the run's time budget ran out (%s before go test's -timeout deadline; raise -timeout)", RunReserve)
+	}
+}
+
+func (r *suiteRun) markIncomplete(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.incomplete == "" {
+		r.incomplete = why
+	}
+}
+
+func (r *suiteRun) noEngageCause() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.noEngage
+}
+
+func (r *suiteRun) deadContextCause() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deadContext == nil {
+		return nil
+	}
+	return fmt.Errorf("earlier in this run, %w", r.deadContext)
+}
+
+func (r *suiteRun) setDeadContextCause(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deadContext == nil {
+		r.deadContext = err
+	}
+}
+
+func (r *suiteRun) setNoEngageCause(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noEngage = err
 }
 
 func newSuiteRun(h Harness, o Options) (*suiteRun, error) {
@@ -52,7 +117,11 @@ func newSuiteRun(h Harness, o Options) (*suiteRun, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	r := &suiteRun{h: h, opts: o, started: time.Now(), results: map[string]TestResult{}}
+	now := time.Now()
+	r := &suiteRun{h: h, opts: o, started: now, results: map[string]TestResult{},
+		deadline: now.Add(o.Timeouts.Run),
+		budget:   fmt.Errorf("the run's time budget ran out (Timeouts.Run, %s)", o.Timeouts.Run)}
+	r.limitTo(goTestDeadline())
 	for _, t := range catalog {
 		res, why, ok := o.selected(t)
 		if ok {
@@ -69,7 +138,12 @@ func (r *suiteRun) runTest(ctx context.Context, t Test, logf func(string, ...any
 	res := TestResult{ID: t.ID, Feature: t.Feature}
 	if result, why, ok := r.opts.selected(t); !ok {
 		res.Result, res.Message = result, why
+	} else if time.Now().After(r.deadline) {
+		res.Result, res.Message = Skipped, fmt.Sprintf("not run: %v", r.budget)
+		r.markIncomplete(fmt.Sprintf("%v before %s started; the tests from there on were not run", r.budget, t.ID))
 	} else {
+		ctx, cancel := context.WithDeadlineCause(ctx, r.deadline, r.budget)
+		defer cancel()
 		start := time.Now()
 		res.Result, res.Message = r.execute(ctx, t, logf)
 		res.DurationSeconds = time.Since(start).Round(10 * time.Millisecond).Seconds()
@@ -98,7 +172,7 @@ func (r *suiteRun) execute(ctx context.Context, t Test, logf func(string, ...any
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &spec{ctx: ctx, opts: r.opts, h: r.h, test: t, logf: logf}
+	s := &spec{ctx: ctx, opts: r.opts, h: r.h, test: t, logf: logf, run: r}
 
 	func() {
 		defer func() {
@@ -118,13 +192,56 @@ func (r *suiteRun) execute(ctx context.Context, t Test, logf func(string, ...any
 	}()
 
 	// A test that ran into the end of its context was interrupted, not failed by the provider.
-	if result == Failed && parent.Err() != nil {
+	if (result == Failed || result == Errored) && parent.Err() != nil {
 		result, msg = Errored, "interrupted: "+msg
+		if errors.Is(context.Cause(parent), r.budget) {
+			r.markIncomplete(fmt.Sprintf("%v during %s; the tests from there on were not run", r.budget, t.ID))
+		}
 	}
-	if err := s.runCleanups(); err != nil {
-		logf("%s: cleanup: %v", t.ID, err)
+	if parent.Err() == nil {
+		if err := s.runCleanups(); err != nil {
+			logf("%s: cleanup: %v", t.ID, err)
+		}
+		return result, msg
+	}
+	// Interrupted: the report must still be written in time, so cleanups (stopping a provider
+	// that may not stop, deleting members) get a bounded grace and are then left behind.
+	cleaned := make(chan error, 1)
+	go func() { cleaned <- s.runCleanups() }()
+	select {
+	case err := <-cleaned:
+		if err != nil {
+			logf("%s: cleanup: %v", t.ID, err)
+		}
+	case <-time.After(interruptedCleanupGrace):
+		logf("%s: cleanup still running after %s; left behind so that the report can be written", t.ID, interruptedCleanupGrace)
 	}
 	return result, msg
+}
+
+// interruptedCleanupGrace bounds the cleanup of a test interrupted by the end of the run.
+const interruptedCleanupGrace = 30 * time.Second
+
+// processStart approximates when go test started the test binary, for goTestDeadline.
+var processStart = time.Now()
+
+// goTestDeadline returns when go test's -timeout ends the test binary, counted from package
+// initialization (a little before the testing package starts its clock, so it errs early), or
+// the zero time without a timeout.
+func goTestDeadline() time.Time {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return time.Time{}
+	}
+	getter, ok := f.Value.(flag.Getter)
+	if !ok {
+		return time.Time{}
+	}
+	d, ok := getter.Get().(time.Duration)
+	if !ok || d <= 0 {
+		return time.Time{}
+	}
+	return processStart.Add(d)
 }
 
 // nameSeq makes member names unique within the test binary, across runs sharing a fleet.

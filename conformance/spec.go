@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/multicluster"
 )
@@ -35,8 +34,14 @@ type spec struct {
 	test Test
 	logf func(string, ...any)
 
+	// run is the run this test belongs to; it knows the root causes found by earlier tests.
+	run *suiteRun
+
 	cleanups []func() error
 	members  []*trackedMember
+	// readsUntil, when set, bounds reads through an engaged cluster, while a wait already knows
+	// why they fail: the end of the wait's grace period.
+	readsUntil time.Time
 }
 
 type trackedMember struct {
@@ -84,15 +89,53 @@ func (s *spec) harnessCtx() (context.Context, context.CancelFunc) {
 // eventually waits until fn returns nil. If it does not within timeout, the test fails with
 // what (formatted with args) and fn's last error.
 func (s *spec) eventually(timeout time.Duration, fn func() error, what string, args ...any) {
-	var last error
-	poll := func() error {
-		last = fn()
-		return last
+	s.eventuallyUnless(timeout, nil, fn, what, args...)
+}
+
+// blocker returns the root cause that keeps a wait from ever succeeding (a dead engage context,
+// a Start that returned), or nil, and from when on the wait may fail because of it: causes
+// that may still let the wait succeed (a cluster that only lost its engage context) get a
+// grace period.
+type blocker func() (failAt time.Time, cause error)
+
+// eventuallyUnless is eventually, but it gives up early when blocked names a root cause and fn
+// still fails after that cause's grace period: the test then fails at once with the cause,
+// instead of waiting out its timeout and reporting only the symptom.
+func (s *spec) eventuallyUnless(timeout time.Duration, blocked blocker, fn func() error, what string, args ...any) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if s.ctx.Err() != nil {
+			s.failf("%s: interrupted (%v)", fmt.Sprintf(what, args...), context.Cause(s.ctx))
+		}
+		var cause error
+		var failAt time.Time
+		if blocked != nil {
+			failAt, cause = blocked()
+		}
+		// Known to be blocked: reads need not wait much beyond the grace period.
+		s.readsUntil = time.Time{}
+		if cause != nil {
+			s.readsUntil = failAt
+		}
+		last := fn()
+		s.readsUntil = time.Time{}
+		if last == nil {
+			return
+		}
+		if cause != nil && !time.Now().Before(failAt) {
+			if errors.Is(cause, errContextDied) {
+				s.run.setDeadContextCause(cause)
+			}
+			s.failf("%s: %v; root cause: %v", fmt.Sprintf(what, args...), last, cause)
+		}
+		if time.Now().After(deadline) {
+			s.failf("%s: %v (still so after %s)", fmt.Sprintf(what, args...), last, timeout)
+		}
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(pollInterval):
+		}
 	}
-	g := gomega.NewGomega(func(string, ...int) {
-		panic(specFailure{msg: fmt.Sprintf("%s: %v (still so after %s)", fmt.Sprintf(what, args...), last, timeout)})
-	})
-	g.Eventually(s.ctx, poll).WithTimeout(timeout).WithPolling(pollInterval).Should(gomega.Succeed())
 }
 
 // eventuallyHarness is eventually for a condition the harness must bring about: when it does
@@ -220,7 +263,7 @@ func randomToken() string {
 // checkReaches returns nil once reader shows m's marker object with the token written through
 // m's direct client: proof that the reader talks to that member.
 func (s *spec) checkReaches(reader client.Reader, m Member) error {
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, s.readTimeout())
 	defer cancel()
 	cm := &corev1.ConfigMap{}
 	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: markerName(m)}
@@ -233,9 +276,20 @@ func (s *spec) checkReaches(reader client.Reader, m Member) error {
 	return nil
 }
 
-// expectReaches waits until the cluster's client shows m's marker.
-func (s *spec) expectReaches(cl cluster.Cluster, m Member) {
-	s.eventually(s.opts.Timeouts.Engage, func() error { return s.checkReaches(cl.GetClient(), m) },
+// readTimeout bounds one read through an engaged cluster. The first read of a type starts an
+// informer, which may take seconds to sync on a loaded machine; a wait that already knows the
+// cluster is gone (readsUntil) does not wait that long.
+func (s *spec) readTimeout() time.Duration {
+	const full, short = 10 * time.Second, 5 * time.Second
+	if s.readsUntil.IsZero() {
+		return full
+	}
+	return min(full, max(short, time.Until(s.readsUntil)))
+}
+
+// expectReaches waits until the client of the engaged cluster shows m's marker.
+func (s *spec) expectReaches(in *instance, e *engagement, m Member) {
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error { return s.checkReaches(e.cluster.GetClient(), m) },
 		"the cluster engaged as %q must reach member %q", m.Name, m.ID)
 }
 
@@ -249,7 +303,8 @@ func (s *spec) waitEngaged(in *instance, m Member) *engagement {
 // waitEngagedAfter waits for an engagement of m newer than the probe's mark after.
 func (s *spec) waitEngagedAfter(in *instance, m Member, after int) *engagement {
 	var e *engagement
-	s.eventually(s.opts.Timeouts.Engage, func() error {
+	defer s.noteNoEngage(in, m)
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.waitingForEngage(in), func() error {
 		if v := in.probe.violationList(); len(v) > 0 {
 			return fmt.Errorf("contract violations: %v", v)
 		}
@@ -288,7 +343,7 @@ func checkNotFound(ctx context.Context, in *instance, name multicluster.ClusterN
 
 // listNames lists the ConfigMaps of namespace that match field=value through reader, sorted.
 func (s *spec) listNames(reader client.Reader, namespace, field, value string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, s.readTimeout())
 	defer cancel()
 	list := &corev1.ConfigMapList{}
 	if err := reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{field: value}); err != nil {
@@ -322,11 +377,12 @@ func (s *spec) writeObject(m Member, name string, data map[string]string) {
 	})
 }
 
-// expectIndexed waits until a field-indexed List through cl returns exactly want.
-func (s *spec) expectIndexed(cl cluster.Cluster, m Member, field, value string, want ...string) {
+// expectIndexed waits until a field-indexed List through the engaged cluster returns exactly
+// want.
+func (s *spec) expectIndexed(in *instance, e *engagement, m Member, field, value string, want ...string) {
 	want = slices.Sorted(slices.Values(want))
-	s.eventually(s.opts.Timeouts.Engage, func() error {
-		got, err := s.listNames(cl.GetCache(), m.ClusterNamespace, field, value)
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
+		got, err := s.listNames(e.cluster.GetCache(), m.ClusterNamespace, field, value)
 		if err != nil {
 			return fmt.Errorf("listing with MatchingFields{%q: %q}: %w", field, value, err)
 		}

@@ -23,7 +23,7 @@ func testEngageOnAdd(s *spec) {
 	for _, hint := range []string{"add-a", "add-b"} {
 		m := s.create(hint)
 		e := s.waitEngaged(in, m)
-		s.expectReaches(e.cluster, m)
+		s.expectReaches(in, e, m)
 		if n := in.probe.instances(m.Name); n != 1 {
 			s.failf("member %q was engaged with %d different cluster instances, want exactly one: %s", m.ID, n, in.probe.describe(m.Name))
 		}
@@ -35,7 +35,7 @@ func testEngagePreexisting(s *spec) {
 	in := s.start()
 	for _, m := range []Member{a, b} {
 		e := s.waitEngaged(in, m)
-		s.expectReaches(e.cluster, m)
+		s.expectReaches(in, e, m)
 	}
 }
 
@@ -43,7 +43,7 @@ func testGetReturnsEngaged(s *spec) {
 	in := s.start()
 	m := s.create("get")
 	e := s.waitEngaged(in, m)
-	s.eventually(s.opts.Timeouts.Engage, func() error {
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
 		cl, err := in.get(s.ctx, m.Name)
 		switch {
 		case err != nil:
@@ -78,7 +78,7 @@ func testNoReengageOnUpdate(s *spec) {
 	in := s.start()
 	m := s.create("upd")
 	e := s.waitEngaged(in, m)
-	s.expectReaches(e.cluster, m)
+	s.expectReaches(in, e, m)
 	mark := in.probe.mark()
 	for range 3 {
 		s.update(m)
@@ -139,8 +139,8 @@ func testIndexExistingClusters(s *spec) {
 	if err := in.indexField(s.ctx, &corev1.ConfigMap{}, field, dataIndexer("v")); err != nil {
 		s.failf("IndexField(%q) with two clusters engaged: %v", field, err)
 	}
-	s.expectIndexed(ea.cluster, a, field, "value-"+a.ID, "idx-"+a.ID)
-	s.expectIndexed(eb.cluster, b, field, "value-"+b.ID, "idx-"+b.ID)
+	s.expectIndexed(in, ea, a, field, "value-"+a.ID, "idx-"+a.ID)
+	s.expectIndexed(in, eb, b, field, "value-"+b.ID, "idx-"+b.ID)
 }
 
 func testIndexFutureClusters(s *spec) {
@@ -166,8 +166,8 @@ func testIndexFutureClusters(s *spec) {
 	}{{a, ea}, {b, eb}, {c, ec}} {
 		name := "fut-" + mc.m.ID
 		s.writeObject(mc.m, name, map[string]string{"v1": "one-" + mc.m.ID, "v2": "two-" + mc.m.ID})
-		s.expectIndexed(mc.e.cluster, mc.m, before, "one-"+mc.m.ID, name)
-		s.expectIndexed(mc.e.cluster, mc.m, between, "two-"+mc.m.ID, name)
+		s.expectIndexed(in, mc.e, mc.m, before, "one-"+mc.m.ID, name)
+		s.expectIndexed(in, mc.e, mc.m, between, "two-"+mc.m.ID, name)
 	}
 }
 
@@ -191,7 +191,7 @@ func testIndexIsolation(s *spec) {
 		e *engagement
 	}{{a, ea}, {b, eb}}
 	for _, p := range pairs {
-		s.eventually(s.opts.Timeouts.Engage, func() error {
+		s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, p.e), func() error {
 			got, err := s.listNames(p.e.cluster.GetCache(), p.m.ClusterNamespace, field, shared)
 			if err != nil {
 				return err
@@ -231,14 +231,14 @@ func testNameStability(s *spec) {
 	a, b := s.create("name-a"), s.create("name-b")
 	first := s.start()
 	for _, m := range []Member{a, b} {
-		s.expectReaches(s.waitEngaged(first, m).cluster, m)
+		s.expectReaches(first, s.waitEngaged(first, m), m)
 	}
 	if err := first.stop(); !isCleanStopError(err) {
 		s.failf("stopping the first provider instance: %v", err)
 	}
 	second := s.start()
 	for _, m := range []Member{a, b} {
-		s.expectReaches(s.waitEngaged(second, m).cluster, m)
+		s.expectReaches(second, s.waitEngaged(second, m), m)
 	}
 }
 
@@ -255,7 +255,7 @@ func testConcurrentGet(s *spec) {
 	// A first member proves that Start is running before the getters begin; Get before Start
 	// is NotFoundForUnknown's business.
 	first := s.create("churn")
-	s.waitEngaged(in, first)
+	firstEng := s.waitEngaged(in, first)
 	names.Store(&[]multicluster.ClusterName{unknown, first.Name})
 	stop := make(chan struct{})
 	for w := range 8 {
@@ -316,7 +316,7 @@ func testConcurrentGet(s *spec) {
 		s.failf("%d Get calls during churn broke the contract, e.g. %s", len(violations), violations[0])
 	}
 	if found.Load() == 0 {
-		s.failf("no concurrent Get ever returned an engaged cluster")
+		s.failf("no concurrent Get ever returned an engaged cluster%s", s.causeOf(in, firstEng))
 	}
 }
 
@@ -344,7 +344,7 @@ func testNoGoroutineLeak(s *spec) {
 		m := s.create(hint)
 		e := s.waitEngaged(in, m)
 		// Use the cluster, so that informers and connections exist that must go away again.
-		s.expectReaches(e.cluster, m)
+		s.expectReaches(in, e, m)
 		s.delete(m)
 		s.waitDone(e, s.opts.Timeouts.Disengage, "after its member was deleted")
 	}

@@ -19,7 +19,7 @@ func testReengageOnCredentialRotation(s *spec) {
 	in := s.start()
 	m := s.create("rot")
 	old := s.waitEngaged(in, m)
-	s.expectReaches(old.cluster, m)
+	s.expectReaches(in, old, m)
 
 	ctx, cancel := s.harnessCtx()
 	revokeOld, err := rotator.RotateCredentials(ctx, m)
@@ -56,7 +56,7 @@ func testReengageOnCredentialRotation(s *spec) {
 	}, "harness: revokeOld must make the old credentials of %q stop working", m.ID)
 	// Live requests (not the cache) prove that the new instance authenticates with the new
 	// credentials.
-	s.eventually(s.opts.Timeouts.Engage, func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, next), func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
 		"the new cluster of %q must work with the new credentials after the old ones were revoked", m.Name)
 }
 
@@ -111,7 +111,7 @@ func testReengageWhenReady(s *spec) {
 	mark := in.probe.mark()
 	s.setReady(m, true)
 	e := s.waitEngagedAfter(in, m, mark)
-	s.expectReaches(e.cluster, m)
+	s.expectReaches(in, e, m)
 }
 
 func testRetryAfterEngageError(s *spec) {
@@ -123,7 +123,7 @@ func testRetryAfterEngageError(s *spec) {
 	in.probe.failFirstEngage(func(name multicluster.ClusterName) bool { return strings.Contains(string(name), id) })
 	m := s.createID(id)
 	e := s.waitEngaged(in, m)
-	s.expectReaches(e.cluster, m)
+	s.expectReaches(in, e, m)
 	var failed *engagement
 	for _, x := range in.probe.of(m.Name) {
 		if x.failed {
@@ -141,7 +141,7 @@ func testScaleEngageDisengage(s *spec) {
 	n := s.opts.ScaleMembers
 	members := createAll(s, "scale", n)
 	engs := make([]*engagement, n)
-	s.eventually(s.opts.Timeouts.Scale, func() error {
+	s.eventuallyUnless(s.opts.Timeouts.Scale, s.waitingForEngage(in), func() error {
 		missing := 0
 		for i, m := range members {
 			if engs[i] == nil {
@@ -158,7 +158,7 @@ func testScaleEngageDisengage(s *spec) {
 	}, "all %d members must be engaged", n)
 	for i, m := range members {
 		if cl, err := in.get(s.ctx, m.Name); err != nil || !sameCluster(cl, engs[i].cluster) {
-			s.failf("Get(%q) = %T %p, %v; want the engaged cluster", m.Name, cl, cl, err)
+			s.failf("Get(%q) = %T %p, %v; want the engaged cluster%s", m.Name, cl, cl, err, s.causeOf(in, engs[i]))
 		}
 	}
 	deleteAll(s, members)

@@ -1,5 +1,6 @@
 // Command verify checks conformance reports against the list of tests of the suite it was
-// built with (mcr.dev/conformance.Verify): every test listed exactly once with a known result,
+// built with (mcr.dev/conformance.Verify): the versions of the suite, core, multicluster-runtime,
+// controller-runtime and client-go present, every test listed exactly once with a known result,
 // feature claims consistent with the results, statistics that add up.
 //
 // Usage:

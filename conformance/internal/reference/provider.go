@@ -76,6 +76,14 @@ type Faults struct {
 	DoubleEngage bool
 	// MaxClusters, when positive, caps how many members are engaged; the rest are ignored.
 	MaxClusters int
+	// SyncContext starts and engages each cluster with a context that has a timeout for its
+	// cache sync and is canceled when the engaging function returns: the engage context dies
+	// right after Engage, and the cluster stops (the bug behind conformance issue 14).
+	SyncContext bool
+	// StartReturnsEarly returns from Start at once, without engaging anything.
+	StartReturnsEarly bool
+	// NeverEngage runs Start until its context ends but never engages a member.
+	NeverEngage bool
 }
 
 // retryDelay is how long the provider waits before retrying a failed engagement.
@@ -173,6 +181,13 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.indexMu.Lock()
 	p.beforeStart = len(p.indexes)
 	p.indexMu.Unlock()
+	if p.faults.StartReturnsEarly {
+		return nil
+	}
+	if p.faults.NeverEngage {
+		<-ctx.Done()
+		return nil
+	}
 
 	changes, unsubscribe := p.inv.Subscribe()
 	defer unsubscribe()
@@ -327,6 +342,12 @@ func (p *Provider) engageOnce(member string, entry Entry) error {
 	count := 1
 	if p.faults.DoubleEngage && old == nil {
 		count = 2
+	}
+	if p.faults.SyncContext {
+		// The bug: one context for the sync and everything after it, ended on return.
+		syncCtx, cancelSync := context.WithTimeout(startCtx, syncTimeout)
+		defer cancelSync()
+		startCtx = syncCtx
 	}
 	var prepared []*engaged
 	abort := func(err error) error {

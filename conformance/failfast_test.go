@@ -1,0 +1,100 @@
+package conformance_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"mcr.dev/conformance"
+	"mcr.dev/conformance/internal/reference"
+)
+
+// failFastLimit is how long the whole suite may take, with the default timeouts, against a
+// provider whose engage contexts die at once. Without the root-cause checks each dependent test
+// waited out Timeouts.Engage (2 minutes) and the run took over half an hour.
+const failFastLimit = 4 * time.Minute
+
+// TestBrokenProviderFailsFast runs every test, with the default timeouts, against SyncContext,
+// the provider of issue 14 (it engages with a sync context canceled on return): the run must
+// end quickly, each failure must name the root cause, and the report must be written.
+func TestBrokenProviderFailsFast(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "report.yaml")
+	o := conformance.Options{
+		Features:      conformance.ExtendedFeatures(),
+		ManagerConfig: fleet.Member("host").Config(),
+		ScaleMembers:  12,
+		ReportPath:    path,
+	}
+	h := reference.NewHarness(newFleet(), reference.Faults{SyncContext: true})
+	start := time.Now()
+	results, rep, err := conformance.RunTests(t.Context(), h, o, func(string, ...any) {})
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SyncContext with default timeouts: %s\n%s", elapsed.Round(time.Second), rep.Markdown())
+	if elapsed > failFastLimit {
+		t.Errorf("the run took %s, want under %s", elapsed.Round(time.Second), failFastLimit)
+	}
+	b := brokenProvider{name: "SyncContext", catches: "default timeouts", cause: "the engage context of", mayFail: syncContextMayFail}
+	checkBroken(t, b, results, syncContextFails)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no report written: %v", err)
+	}
+	if err := conformance.Verify(data); err != nil {
+		t.Errorf("the report does not verify: %v", err)
+	}
+}
+
+// TestRunBudget: when Timeouts.Run runs out, the test running is interrupted ("errored"), the
+// rest are skipped, and the report is still written, marked incomplete, and verifies.
+func TestRunBudget(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "report.yaml")
+	o := selfTestOptions(conformance.ModeDirect, true)
+	o.Timeouts.Engage = time.Minute
+	o.Timeouts.Run = 8 * time.Second
+	o.ReportPath = path
+	h := reference.NewHarness(newFleet(), reference.Faults{NeverEngage: true})
+	start := time.Now()
+	results, _, err := conformance.RunTests(t.Context(), h, o, t.Logf)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run with an 8s budget ended after %s", elapsed.Round(100*time.Millisecond))
+	if elapsed > 40*time.Second {
+		t.Errorf("the run took %s, want it to end soon after its 8s budget", elapsed)
+	}
+	if r := results[0]; r.Result != conformance.Errored || !strings.Contains(r.Message, "time budget ran out") {
+		t.Errorf("%s: %s (%s), want errored by the end of the budget", r.ID, r.Result, r.Message)
+	}
+	for _, r := range results[1:] {
+		if r.Result != conformance.Skipped && r.Result != conformance.NotSupported {
+			t.Errorf("%s: %s (%s), want skipped after the budget ran out", r.ID, r.Result, r.Message)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no report written: %v", err)
+	}
+	if err := conformance.Verify(data); err != nil {
+		t.Errorf("the report does not verify: %v", err)
+	}
+	var rep conformance.Report
+	if err := yaml.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Summary.Incomplete, "time budget ran out") || rep.Summary.Result != conformance.Failure {
+		t.Errorf("summary %+v, want a failure marked incomplete", rep.Summary)
+	}
+	if !strings.Contains(rep.Markdown(), "Incomplete run, partial results") {
+		t.Errorf("the markdown summary does not say the run is incomplete:\n%s", rep.Markdown())
+	}
+}
