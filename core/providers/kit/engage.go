@@ -410,11 +410,11 @@ func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterNam
 		if lost {
 			st.engaged, st.config, st.engagedCtx = nil, nil, nil
 		}
-		running := e.running
+		running, key := e.running, st.key
 		e.mu.Unlock()
 		if lost && running {
 			e.log.Info("Cluster stopped on its own; engaging it again", "cluster", name, "cause", context.Cause(ctx).Error())
-			e.loop.AddRateLimited(st.key)
+			e.loop.AddRateLimited(key)
 		}
 	})
 	return nil
