@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -44,6 +46,27 @@ func RegisterSpecs(harness func() Harness, opts func() Options) bool {
 	return registerSpecs(harness, opts, time.Time{}, func(r *Report) {
 		ginkgo.AddReportEntry("conformance summary", r.Markdown())
 	})
+}
+
+// Assess runs the whole suite against the provider behind h without Ginkgo and without failing
+// any test, and returns the report (its Tests hold every result). It is for assessing providers
+// you do not own, whose known failures you pin instead of failing on, and for running several
+// providers, or one under several managers, in one test binary (Run allows one suite per
+// binary). logf receives the suite's progress lines (t.Logf will do). Like Run, it writes the
+// YAML report to Options.ReportPath, if set.
+func Assess(ctx context.Context, h Harness, o Options, logf func(format string, args ...any)) (*Report, error) {
+	if h == nil {
+		return nil, errors.New("conformance: Assess: nil harness")
+	}
+	r, err := newSuiteRun(h, o)
+	if err != nil {
+		return nil, err
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		r.limitTo(deadline)
+	}
+	r.runAll(ctx, logf)
+	return r.finish()
 }
 
 // registerSpecs registers the specs; emit receives the report at the end. The run ends

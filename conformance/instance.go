@@ -7,15 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 )
 
@@ -24,7 +18,7 @@ type instance struct {
 	s        *spec
 	provider multicluster.Provider
 	probe    *probe
-	mgr      mcmanager.Manager // nil in ModeDirect
+	mgr      Manager // nil in ModeDirect
 
 	// cancelHarness ends the context given to Harness.NewProvider, after Start returned.
 	cancelHarness context.CancelFunc
@@ -61,17 +55,14 @@ func (s *spec) newInstance() *instance {
 		if s.opts.ManagerConfig == nil {
 			s.erroredf("Options.Mode is %q but Options.ManagerConfig is nil", ModeManager)
 		}
-		mgr, err := mcmanager.New(s.opts.ManagerConfig, p, manager.Options{
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		})
+		mgr, err := s.opts.NewManager(s.opts.ManagerConfig, p, in.probe)
 		if err != nil {
-			s.erroredf("creating an mcr manager for the provider: %v", err)
+			s.erroredf("Options.NewManager: %v", err)
 		}
-		if err := mgr.Add(in.probe); err != nil {
-			s.erroredf("adding the probe to the manager: %v", err)
+		if mgr == nil {
+			s.erroredf("Options.NewManager returned a nil manager")
 		}
+		s.run.noteManager(mgr)
 		in.mgr = mgr
 	}
 	return in

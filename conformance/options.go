@@ -1,12 +1,23 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/multicluster"
 )
 
 // Feature names a group of tests. Core tests need only Core, which every provider has; the
@@ -79,6 +90,13 @@ type Options struct {
 
 	// Mode is how the provider is run. Default: ModeDirect.
 	Mode Mode
+
+	// NewManager builds the manager of ModeManager around the provider and adds the suite's
+	// runnable to it, so that the suite can check a provider under a manager other than mcr's,
+	// such as sigs.k8s.io/multicluster-runtime's (see Manager).
+	//
+	// Default: nil, which builds an mcr.dev/core manager (NewMCRManager).
+	NewManager NewManagerFunc
 
 	// ManagerConfig is the rest.Config of the local cluster of the manager in ModeManager (any
 	// reachable cluster will do; the manager only runs its own cache there).
@@ -201,6 +219,9 @@ func (o Options) withDefaults() Options {
 	if o.ReportPath == "" {
 		o.ReportPath = os.Getenv(ReportEnv)
 	}
+	if o.NewManager == nil {
+		o.NewManager = NewMCRManager
+	}
 	t := &o.Timeouts
 	setDefault(&t.Engage, DefaultEngageTimeout)
 	setDefault(&t.Disengage, DefaultDisengageTimeout)
@@ -220,6 +241,56 @@ func (o Options) withDefaults() Options {
 		o.LeakTolerance = DefaultLeakTolerance
 	}
 	return o
+}
+
+// Manager is what the suite uses of a multi-cluster manager in ModeManager. The managers of
+// mcr.dev/core and of sigs.k8s.io/multicluster-runtime both have these methods.
+type Manager interface {
+	// Start runs the manager and the provider until ctx ends.
+	Start(ctx context.Context) error
+	// GetCluster returns an engaged cluster, as a controller gets it.
+	GetCluster(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
+	// GetFieldIndexer returns the indexer that indexes every cluster of the fleet.
+	GetFieldIndexer() client.FieldIndexer
+}
+
+// Runnable is the suite's observer, which NewManager adds to the manager: a runnable that does
+// not need leader election and that the manager engages with every cluster. It satisfies the
+// runnable interfaces of mcr's manager (manager.Runnable) and of multicluster-runtime's
+// (mcmanager.Runnable).
+type Runnable interface {
+	manager.Runnable
+	manager.LeaderElectionRunnable
+	multicluster.Aware
+}
+
+// NewManagerFunc builds a manager for config (the manager's own cluster) that runs provider,
+// and adds r to it.
+type NewManagerFunc func(config *rest.Config, provider multicluster.Provider, r Runnable) (Manager, error)
+
+// NewMCRManager is the default of Options.NewManager: an mcr.dev/core manager with metrics
+// and health probes off and controller name validation skipped (the suite's managers live
+// side by side in one process).
+func NewMCRManager(config *rest.Config, provider multicluster.Provider, r Runnable) (Manager, error) {
+	mgr, err := mcmanager.New(config, provider, ManagerOptions())
+	if err != nil {
+		return nil, fmt.Errorf("creating an mcr manager for the provider: %w", err)
+	}
+	if err := mgr.Add(r); err != nil {
+		return nil, fmt.Errorf("adding the suite's runnable to the manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// ManagerOptions returns the controller-runtime manager options the suite's managers use:
+// metrics and health probes off, controller name validation skipped. A NewManagerFunc for
+// another manager should use them too.
+func ManagerOptions() manager.Options {
+	return manager.Options{
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	}
 }
 
 func setDefault(d *time.Duration, def time.Duration) {

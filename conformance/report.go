@@ -33,10 +33,13 @@ const (
 // Report is the machine-readable result of a conformance run. Its YAML form (lowerCamel keys)
 // is what providers publish; Verify checks one.
 type Report struct {
-	APIVersion     string         `json:"apiVersion"`
-	Kind           string         `json:"kind"`
-	Date           string         `json:"date"`
-	Mode           Mode           `json:"mode"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Date       string `json:"date"`
+	Mode       Mode   `json:"mode"`
+	// Manager is the package of the manager the provider ran under in ModeManager (by default
+	// mcr.dev/core/manager); empty in ModeDirect.
+	Manager        string         `json:"manager,omitempty"`
 	Suite          SuiteInfo      `json:"suite"`
 	Implementation Implementation `json:"implementation"`
 	Features       FeatureClaims  `json:"features"`
@@ -130,10 +133,11 @@ func (r *suiteRun) report() *Report {
 	for _, t := range catalog {
 		results = append(results, r.results[t.ID])
 	}
-	incomplete := r.incomplete
+	incomplete, mgr := r.incomplete, r.manager
 	r.mu.Unlock()
 	rep := newReport(r.opts, results, r.started)
 	rep.Summary.Incomplete = incomplete
+	rep.Manager = mgr
 	return rep
 }
 
@@ -216,7 +220,11 @@ func (rep *Report) Markdown() string {
 	if name == "" {
 		name = "provider"
 	}
-	fmt.Fprintf(&b, "### mcr provider conformance: %s (%s mode): %s\n\n", name, rep.Mode, rep.Summary.Result)
+	mode := string(rep.Mode) + " mode"
+	if rep.Manager != "" {
+		mode += ", " + rep.Manager
+	}
+	fmt.Fprintf(&b, "### mcr provider conformance: %s (%s): %s\n\n", name, mode, rep.Summary.Result)
 	fmt.Fprintf(&b, "Core: %s. Extended: %s.\n\n", statLine(rep.Summary.Core), statLine(rep.Summary.Extended))
 	if rep.Summary.Incomplete != "" {
 		fmt.Fprintf(&b, "**Incomplete run, partial results**: %s.\n\n", rep.Summary.Incomplete)

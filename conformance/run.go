@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,24 @@ type suiteRun struct {
 	deadContext error
 	// incomplete says why the run ended before every test ran; "" while it has not.
 	incomplete string
+	// manager names the manager of ModeManager, once a test built one.
+	manager string
+}
+
+// noteManager records which manager ModeManager runs the provider under, for the report: the
+// package of its type.
+func (r *suiteRun) noteManager(m Manager) {
+	t := reflect.TypeOf(m)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := t.PkgPath()
+	if name == "" {
+		name = fmt.Sprintf("%T", m)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manager = name
 }
 
 // limitTo makes the run end RunReserve before testDeadline (go test's -timeout), if that is

@@ -40,10 +40,21 @@ func selfTestOptions(mode conformance.Mode, broken bool) conformance.Options {
 // out the process-wide NoGoroutineLeak, which TestBrokenProvidersLeak runs alone for it.
 func TestReferenceProviderPassesEverything(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []conformance.Mode{conformance.ModeDirect, conformance.ModeManager} {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		mode        conformance.Mode
+		newManager  conformance.NewManagerFunc
+		wantManager string
+	}{
+		{name: "direct", mode: conformance.ModeDirect},
+		{name: "manager", mode: conformance.ModeManager, wantManager: "mcr.dev/core/manager"},
+		// A provider built on mcr's kit runs under multicluster-runtime's manager as it is.
+		{name: "upstream-manager", mode: conformance.ModeManager, newManager: newUpstreamManager, wantManager: "sigs.k8s.io/multicluster-runtime/pkg/manager"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			h := reference.NewHarness(newFleet(), reference.Faults{})
-			o := selfTestOptions(mode, false)
+			o := selfTestOptions(c.mode, false)
+			o.NewManager = c.newManager
 			o.Skip = []string{conformance.NoGoroutineLeak}
 			results, rep, err := conformance.RunTests(t.Context(), h, o, t.Logf)
 			if err != nil {
@@ -54,6 +65,9 @@ func TestReferenceProviderPassesEverything(t *testing.T) {
 				if r.Result != conformance.Passed && r.ID != conformance.NoGoroutineLeak {
 					t.Errorf("%s: %s: %s", r.ID, r.Result, r.Message)
 				}
+			}
+			if rep.Manager != c.wantManager {
+				t.Errorf("report.manager = %q, want %q", rep.Manager, c.wantManager)
 			}
 			data, err := rep.YAML()
 			if err != nil {

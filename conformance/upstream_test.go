@@ -4,13 +4,29 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/client-go/rest"
+
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	upstreammanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	upstreamnamespace "sigs.k8s.io/multicluster-runtime/providers/namespace"
 
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/internal/namespaceharness"
 	"mcr.dev/core/multicluster"
 )
+
+// newUpstreamManager runs the provider under sigs.k8s.io/multicluster-runtime's manager, as
+// an upstream user's program does.
+func newUpstreamManager(config *rest.Config, provider multicluster.Provider, r conformance.Runnable) (conformance.Manager, error) {
+	mgr, err := upstreammanager.New(config, provider, conformance.ManagerOptions())
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(r); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
 
 // upstreamNamespaceFeatures are the features the run checks: Scale, which the provider has,
 // and EngageErrorRecovery, which it lacks; it is checked to document that finding.

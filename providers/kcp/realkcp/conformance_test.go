@@ -14,6 +14,12 @@ import (
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
+	"github.com/kcp-dev/multicluster-provider/apiexport"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	upstreammanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -36,6 +42,9 @@ var configMapsClaim = apisv1alpha1.PermissionClaim{
 // Deleting a member deletes its APIBinding, then its workspace.
 type realKCPHarness struct {
 	provider kcptest.Workspace
+	// newProvider builds the provider under test for the provider workspace's config; nil
+	// builds mcr's kcp provider.
+	newProvider func(config *rest.Config) (multicluster.Provider, error)
 
 	mu      sync.Mutex
 	members map[string]kcptest.Workspace // by member ID
@@ -44,6 +53,9 @@ type realKCPHarness struct {
 var _ conformance.Harness = &realKCPHarness{}
 
 func (h *realKCPHarness) NewProvider(context.Context) (multicluster.Provider, error) {
+	if h.newProvider != nil {
+		return h.newProvider(server.WorkspaceConfig(h.provider.Path))
+	}
 	return kcp.New(server.WorkspaceConfig(h.provider.Path), exportName, kcp.Options{Options: kit.Options{
 		CacheSyncTimeout: 30 * time.Second,
 		RetryMinDelay:    100 * time.Millisecond,
@@ -128,6 +140,19 @@ func (h *realKCPHarness) DeleteMember(ctx context.Context, m conformance.Member)
 // harness cannot choose (EngageErrorRecovery); and 30 workspaces at once would add minutes to CI
 // (Scale).
 func TestConformance(t *testing.T) {
+	conformance.Run(t, newHarness(t, nil), conformance.Options{
+		Implementation: conformance.Implementation{
+			Organization: "mcr",
+			Project:      "mcr.dev/providers/kcp",
+			Version:      "on kcp " + kcptest.Version,
+		},
+	})
+}
+
+// newHarness creates the run's provider workspace with an APIExport of Widgets that claims
+// ConfigMaps, and a harness whose members bind it.
+func newHarness(t *testing.T, newProvider func(*rest.Config) (multicluster.Provider, error)) *realKCPHarness {
+	t.Helper()
 	provider, err := server.CreateWorkspace(t.Context(), root, uniqueName("cf-provider"))
 	if err != nil {
 		t.Fatal(err)
@@ -140,11 +165,87 @@ func TestConformance(t *testing.T) {
 	if _, err := server.CreateExport(t.Context(), provider.Path, exportName, []string{s.Name}, configMapsClaim); err != nil {
 		t.Fatal(err)
 	}
-	conformance.Run(t, &realKCPHarness{provider: provider, members: map[string]kcptest.Workspace{}}, conformance.Options{
+	return &realKCPHarness{provider: provider, members: map[string]kcptest.Workspace{}, newProvider: newProvider}
+}
+
+// TestConformanceUnderUpstreamManager runs the core tests with mcr's kcp provider under
+// sigs.k8s.io/multicluster-runtime's manager, as a program written for multicluster-runtime
+// runs it: the manager starts the provider, engages its runnables and serves GetCluster and
+// the fleet's field indexer. The manager's own cluster is the provider workspace.
+func TestConformanceUnderUpstreamManager(t *testing.T) {
+	h := newHarness(t, nil)
+	assess(t, h, conformance.Options{
+		Mode:          conformance.ModeManager,
+		ManagerConfig: server.WorkspaceConfig(h.provider.Path),
+		NewManager: func(config *rest.Config, p multicluster.Provider, r conformance.Runnable) (conformance.Manager, error) {
+			mgr, err := upstreammanager.New(config, p, conformance.ManagerOptions())
+			if err != nil {
+				return nil, err
+			}
+			return mgr, mgr.Add(r)
+		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",
-			Project:      "mcr.dev/providers/kcp",
+			Project:      "mcr.dev/providers/kcp under multicluster-runtime's manager",
 			Version:      "on kcp " + kcptest.Version,
 		},
+	}, nil)
+}
+
+// TestKCPDevProviderConformance runs the core tests against kcp-dev's own apiexport provider
+// (github.com/kcp-dev/multicluster-provider, the version in go.mod) under mcr's manager, on
+// the same real kcp and harness as mcr's provider: the third-party check of the suite, and of
+// mcr's manager running a provider written for multicluster-runtime.
+func TestKCPDevProviderConformance(t *testing.T) {
+	h := newHarness(t, func(config *rest.Config) (multicluster.Provider, error) {
+		scheme := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(scheme); err != nil {
+			return nil, err
+		}
+		if err := apisv1alpha1.AddToScheme(scheme); err != nil {
+			return nil, err
+		}
+		log := testLogs(t).Logger()
+		return apiexport.New(config, exportName, apiexport.Options{Scheme: scheme, Log: &log})
 	})
+	assess(t, h, conformance.Options{
+		Mode:          conformance.ModeManager,
+		ManagerConfig: server.WorkspaceConfig(h.provider.Path),
+		Implementation: conformance.Implementation{
+			Organization: "kcp-dev",
+			Project:      "github.com/kcp-dev/multicluster-provider apiexport",
+			Version:      kcpDevProviderVersion + " on kcp " + kcptest.Version,
+		},
+	}, kcpDevProviderFails)
+}
+
+// kcpDevProviderVersion is the version of github.com/kcp-dev/multicluster-provider in go.mod.
+const kcpDevProviderVersion = "v0.8.0"
+
+// kcpDevProviderFails pins the core tests that kcp-dev's provider fails, with the reason; the
+// tests stay strict, and this list changes only when the pinned version does.
+var kcpDevProviderFails = map[string]string{}
+
+// assess runs the suite's core tests and fails t unless exactly the tests in fails failed
+// (and every other core test passed).
+func assess(t *testing.T, h conformance.Harness, o conformance.Options, fails map[string]string) {
+	t.Helper()
+	rep, err := conformance.Assess(t.Context(), h, o, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + rep.Markdown())
+	for _, r := range rep.Tests {
+		want := conformance.Passed
+		if reason, ok := fails[r.ID]; ok {
+			want = conformance.Failed
+			t.Logf("%s fails as pinned (%s): %s", r.ID, reason, r.Message)
+		}
+		if r.Feature != conformance.Core {
+			want = conformance.NotSupported
+		}
+		if r.Result != want {
+			t.Errorf("%s: %s, want %s: %s", r.ID, r.Result, want, r.Message)
+		}
+	}
 }
