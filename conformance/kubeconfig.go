@@ -11,8 +11,9 @@ import (
 // KubeconfigHarness is a ready-made Harness for providers whose source of truth holds one
 // kubeconfig per member: Secrets, files, Cluster API kubeconfig Secrets, ClusterProfile access
 // configs. Members are backed by Fleet; the provider author supplies how to build the provider
-// and how to write and delete one entry. It also implements CredentialRotator: rotation writes
-// the entry again with the member's new kubeconfig.
+// and how to write and delete one entry. It also implements CredentialRotator (rotation writes
+// the entry again with the member's new kubeconfig) and UnresponsiveMemberCreator (the entry
+// gets the kubeconfig of the suite's unresponsive endpoint).
 type KubeconfigHarness struct {
 	// Fleet backs the members with real clusters. Required.
 	Fleet *Fleet
@@ -32,6 +33,11 @@ type KubeconfigHarness struct {
 	// Default: Write again with the member's current kubeconfig, unchanged.
 	Update func(ctx context.Context, name string) error
 
+	// ProviderReports returns what the provider instances reported: their log lines and the texts of
+	// their Events; see ReportSource. Needed for CredentialHygiene.
+	//
+	// Default: nil, which makes the CredentialHygiene test errored.
+	ProviderReports func(ctx context.Context) ([]string, error)
 	// ClusterName returns the name the provider engages the member of that name under.
 	//
 	// Default: the member's name.
@@ -39,8 +45,10 @@ type KubeconfigHarness struct {
 }
 
 var (
-	_ Harness           = &KubeconfigHarness{}
-	_ CredentialRotator = &KubeconfigHarness{}
+	_ Harness                   = &KubeconfigHarness{}
+	_ CredentialRotator         = &KubeconfigHarness{}
+	_ UnresponsiveMemberCreator = &KubeconfigHarness{}
+	_ ReportSource              = &KubeconfigHarness{}
 )
 
 func (h *KubeconfigHarness) check() error {
@@ -124,4 +132,24 @@ func (h *KubeconfigHarness) RotateCredentials(ctx context.Context, m Member) (fu
 		return nil, errors.Join(fmt.Errorf("writing the new kubeconfig of %q: %w", m.ID, err), revoke(ctx))
 	}
 	return revoke, nil
+}
+
+// CreateUnresponsiveMember writes the member's entry with the given kubeconfig; no fleet
+// member backs it.
+func (h *KubeconfigHarness) CreateUnresponsiveMember(ctx context.Context, name string, kubeconfig []byte) (Member, error) {
+	if err := h.check(); err != nil {
+		return Member{}, err
+	}
+	if err := h.Write(ctx, name, kubeconfig); err != nil {
+		return Member{}, fmt.Errorf("writing the entry of %q: %w", name, err)
+	}
+	return Member{ID: name, Name: h.clusterName(name)}, nil
+}
+
+// Reports calls ProviderReports.
+func (h *KubeconfigHarness) Reports(ctx context.Context) ([]string, error) {
+	if h.ProviderReports == nil {
+		return nil, errors.New("KubeconfigHarness.ProviderReports is nil: set it to return the provider's log lines and Events")
+	}
+	return h.ProviderReports(ctx)
 }

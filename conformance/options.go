@@ -42,11 +42,21 @@ const (
 
 	// Scale is engaging and disengaging dozens of members added and removed at once.
 	Scale Feature = "Scale"
+
+	// UnresponsiveMembers is engaging members independently of one whose apiserver never
+	// answers. Needs a Harness that is an
+	// UnresponsiveMemberCreator (KubeconfigHarness is).
+	UnresponsiveMembers Feature = "UnresponsiveMembers"
+
+	// CredentialHygiene is never reporting a member's credentials (a token, a client key, a
+	// password or token in the server URL) in log output or Events. Needs a Harness that is an
+	// UnresponsiveMemberCreator and a ReportSource.
+	CredentialHygiene Feature = "CredentialHygiene"
 )
 
 // ExtendedFeatures returns the features a provider may claim, in a stable order.
 func ExtendedFeatures() []Feature {
-	return []Feature{CredentialRotation, MemberReadiness, EngageErrorRecovery, Scale}
+	return []Feature{CredentialRotation, MemberReadiness, EngageErrorRecovery, Scale, UnresponsiveMembers, CredentialHygiene}
 }
 
 // Mode is how the suite runs the provider.

@@ -180,6 +180,12 @@ var brokenProviders = []brokenProvider{
 	{name: "NeverEngage", faults: reference.Faults{NeverEngage: true},
 		catches: "never engages a member",
 		fails:   allBut(conformance.NoGoroutineLeak), cause: "the provider has engaged no member in this run"},
+	{name: "SerialAccessCheck", faults: reference.Faults{SerialAccessCheck: true}, manager: true,
+		catches: "checks the access to one member at a time, so an unresponsive member holds up the others",
+		fails:   []string{conformance.NoDelayBehindUnresponsive}},
+	{name: "LogKubeconfig", faults: reference.Faults{LogKubeconfig: true},
+		catches: "logs the member's kubeconfig when engaging it fails",
+		fails:   []string{conformance.NoCredentialsReported}},
 }
 
 // syncContextFails are the tests that SyncContext fails: every test that uses an engaged
@@ -189,7 +195,7 @@ var syncContextFails = []string{
 	conformance.NoReengageOnUpdate, conformance.IndexExistingClusters, conformance.IndexFutureClusters,
 	conformance.IndexIsolation, conformance.NameStability, conformance.NoGoroutineLeak,
 	conformance.ReengageOnCredentialRotation, conformance.ReengageWhenReady, conformance.RetryAfterEngageError,
-	conformance.ScaleEngageDisengage,
+	conformance.ScaleEngageDisengage, conformance.NoDelayBehindUnresponsive,
 }
 
 // syncContextMayFail: ConcurrentGet passes if a Get catches one of SyncContext's clusters in the

@@ -152,6 +152,17 @@ func (s *spec) eventuallyHarness(timeout time.Duration, fn func() error, what st
 	s.eventually(timeout, fn, what, args...)
 }
 
+// wait polls cond until it holds or timeout passes, whichever is first; it fails nothing.
+func (s *spec) wait(timeout time.Duration, cond func() bool) {
+	deadline := time.Now().Add(timeout)
+	for !cond() && time.Now().Before(deadline) && s.ctx.Err() == nil {
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
 // consistently checks that fn keeps returning nil for the Stable window; otherwise the test
 // fails with what (formatted with args) and fn's error.
 func (s *spec) consistently(fn func() error, what string, args ...any) {

@@ -38,6 +38,8 @@ const (
 	ReengageWhenReady            = "ReengageWhenReady"
 	RetryAfterEngageError        = "RetryAfterEngageError"
 	ScaleEngageDisengage         = "ScaleEngageDisengage"
+	NoDelayBehindUnresponsive    = "NoDelayBehindUnresponsive"
+	NoCredentialsReported        = "NoCredentialsReported"
 )
 
 // catalog is the ordered list of tests; Tests returns copies.
@@ -80,6 +82,10 @@ var catalog = []Test{
 		Must: "When Engage fails, the provider MUST end that engage context and retry until the member is engaged."},
 	{ID: ScaleEngageDisengage, Feature: Scale, run: testScaleEngageDisengage,
 		Must: "The provider MUST engage, and then disengage, dozens of members added and removed at once."},
+	{ID: NoDelayBehindUnresponsive, Feature: UnresponsiveMembers, run: testNoDelayBehindUnresponsiveMember,
+		Must: "A member whose apiserver never answers MUST NOT delay the engagement of another member: a member added while the provider waits for the unresponsive one is engaged before that wait ends."},
+	{ID: NoCredentialsReported, Feature: CredentialHygiene, run: testNoCredentialsReported,
+		Must: "No credential of a member (bearer token, client key, password or token in the server URL) MUST appear in the provider's log output or Events, while it engages, fails to reach, rotates or removes members."},
 }
 
 // Tests returns the suite's tests in the order they run.

@@ -120,6 +120,7 @@ func TestConformance(t *testing.T) {
 			conformance.MemberReadiness,
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
+			conformance.UnresponsiveMembers,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

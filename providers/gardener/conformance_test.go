@@ -37,6 +37,7 @@ var conformanceFeatures = []conformance.Feature{
 	conformance.MemberReadiness,
 	conformance.EngageErrorRecovery,
 	conformance.Scale,
+	conformance.UnresponsiveMembers,
 }
 
 // conformanceReports is where each topology's YAML report is written; TestConformance logs
@@ -106,17 +107,22 @@ type gardenHarness struct {
 
 	mu        sync.Mutex
 	rotations map[string]int
+	// kubeconfigs are the kubeconfigs the suite chose for members (unresponsive ones), which
+	// mint issues instead of a fleet member's.
+	kubeconfigs map[string][]byte
 }
 
 var (
-	_ conformance.CredentialRotator = &gardenHarness{}
-	_ conformance.ReadinessToggler  = &gardenHarness{}
+	_ conformance.CredentialRotator         = &gardenHarness{}
+	_ conformance.ReadinessToggler          = &gardenHarness{}
+	_ conformance.UnresponsiveMemberCreator = &gardenHarness{}
 )
 
 func newGardenHarness() *gardenHarness {
 	h := &gardenHarness{
-		fleet:     conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
-		rotations: map[string]int{},
+		fleet:       conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
+		rotations:   map[string]int{},
+		kubeconfigs: map[string][]byte{},
 	}
 	if err := host.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gardenNamespace}}); err != nil {
 		ginkgo.Fail(err.Error())
@@ -132,6 +138,12 @@ func newGardenHarness() *gardenHarness {
 
 // mint issues the current credentials of the member behind a Shoot.
 func (h *gardenHarness) mint(_ context.Context, shoot *gardencorev1beta1.Shoot, validity time.Duration) ([]byte, time.Time, error) {
+	h.mu.Lock()
+	kubeconfig, chosen := h.kubeconfigs[shoot.Name]
+	h.mu.Unlock()
+	if chosen {
+		return kubeconfig, time.Now().Add(validity), nil
+	}
 	fm := h.fleet.Get(shoot.Name)
 	if fm == nil {
 		return nil, time.Time{}, fmt.Errorf("no fleet member %q", shoot.Name)
@@ -176,7 +188,30 @@ func (h *gardenHarness) DeleteMember(ctx context.Context, m conformance.Member) 
 	if err := client.IgnoreNotFound(host.Delete(ctx, shoot)); err != nil {
 		return err
 	}
+	h.mu.Lock()
+	delete(h.kubeconfigs, m.ID)
+	h.mu.Unlock()
 	return h.fleet.Remove(ctx, m.ID)
+}
+
+// CreateUnresponsiveMember creates a usable Shoot whose adminkubeconfig is the given one.
+func (h *gardenHarness) CreateUnresponsiveMember(ctx context.Context, name string, kubeconfig []byte) (conformance.Member, error) {
+	h.mu.Lock()
+	_, exists := h.kubeconfigs[name]
+	h.kubeconfigs[name] = kubeconfig
+	h.mu.Unlock()
+	m := conformance.Member{ID: name, Name: gardener.ShootClusterName(gardenNamespace, name)}
+	if exists {
+		return m, nil
+	}
+	key := client.ObjectKey{Namespace: gardenNamespace, Name: name}
+	err := createShoot(ctx, gardenNamespace, name, nil)
+	if err == nil {
+		err = updateShoot(ctx, key, true, func(s *gardencorev1beta1.Shoot) {
+			s.Status = usableStatus(gardenNamespace, name, "")
+		})
+	}
+	return m, err
 }
 
 // caPhases are the phases of a certificate authority rotation, in order.

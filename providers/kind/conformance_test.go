@@ -53,6 +53,7 @@ func TestConformance(t *testing.T) {
 			conformance.CredentialRotation,
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
+			conformance.UnresponsiveMembers,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

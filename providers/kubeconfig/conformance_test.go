@@ -73,6 +73,7 @@ func TestConformance(t *testing.T) {
 			conformance.CredentialRotation,
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
+			conformance.UnresponsiveMembers,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

@@ -6,6 +6,7 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 )
 
 // Harness is the conformance harness of the reference provider: members are fleet members whose
@@ -14,12 +15,17 @@ type Harness struct {
 	Fleet     *conformance.Fleet
 	Inventory *Inventory
 	Faults    Faults
+	// Logs collects the log lines of every provider instance of the harness.
+	Logs providertest.LogBuffer
 }
 
 var (
 	_ conformance.Harness           = &Harness{}
 	_ conformance.CredentialRotator = &Harness{}
 	_ conformance.ReadinessToggler  = &Harness{}
+
+	_ conformance.UnresponsiveMemberCreator = &Harness{}
+	_ conformance.ReportSource              = &Harness{}
 )
 
 // NewHarness returns a harness over fleet with a fresh inventory; faults break the provider.
@@ -31,6 +37,7 @@ func NewHarness(fleet *conformance.Fleet, faults Faults) *Harness {
 // running is stopped when ctx ends.
 func (h *Harness) NewProvider(ctx context.Context) (multicluster.Provider, error) {
 	p := New(h.Inventory, h.Faults)
+	p.Log = h.Logs.Logger()
 	context.AfterFunc(ctx, p.Close)
 	return p, nil
 }
@@ -75,4 +82,16 @@ func (h *Harness) RotateCredentials(ctx context.Context, m conformance.Member) (
 func (h *Harness) SetReady(_ context.Context, m conformance.Member, ready bool) error {
 	h.Inventory.SetReady(m.ID, ready)
 	return nil
+}
+
+// CreateUnresponsiveMember puts the given kubeconfig into the inventory.
+func (h *Harness) CreateUnresponsiveMember(_ context.Context, name string, kubeconfig []byte) (conformance.Member, error) {
+	h.Inventory.Put(name, kubeconfig)
+	return conformance.Member{ID: name, Name: multicluster.ClusterName(name)}, nil
+}
+
+// Reports returns the log lines of the harness's providers (the reference provider records no
+// Events).
+func (h *Harness) Reports(context.Context) ([]string, error) {
+	return h.Logs.Lines(), nil
 }

@@ -10,16 +10,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 )
 
@@ -84,6 +89,11 @@ type Faults struct {
 	StartReturnsEarly bool
 	// NeverEngage runs Start until its context ends but never engages a member.
 	NeverEngage bool
+	// SerialAccessCheck checks the access to one member at a time, so that a member that does
+	// not answer holds up every other (rule 9 of the provider contract).
+	SerialAccessCheck bool
+	// LogKubeconfig logs the member's kubeconfig, credentials and all, when engaging it fails.
+	LogKubeconfig bool
 }
 
 // retryDelay is how long the provider waits before retrying a failed engagement.
@@ -100,6 +110,9 @@ var (
 // Provider engages every ready member of an Inventory, re-engages it when its kubeconfig
 // changes and disengages it when it is deleted or becomes unready.
 type Provider struct {
+	// Log receives the provider's log lines; the zero value discards them.
+	Log logr.Logger
+
 	inv    *Inventory
 	faults Faults
 
@@ -127,6 +140,8 @@ type Provider struct {
 	beforeStart  int // how many indexes were recorded before Start
 	stale        map[string]*engaged
 	engagingName map[string]bool
+	// serial is held by an access check with SerialAccessCheck.
+	serial sync.Mutex
 }
 
 type index struct {
@@ -309,6 +324,14 @@ func (p *Provider) disengageLocked(member string) {
 func (p *Provider) engage(member string, entry Entry) {
 	defer p.workers.Done()
 	err := p.engageOnce(member, entry)
+	switch {
+	case err == nil:
+		p.Log.Info("Engaged member", "cluster", member)
+	case p.faults.LogKubeconfig:
+		p.Log.Error(err, "Engaging member failed; retrying", "cluster", member, "kubeconfig", string(entry.Kubeconfig))
+	default:
+		p.Log.Error(err, "Engaging member failed; retrying", "cluster", member)
+	}
 	p.mu.Lock()
 	delete(p.inflight, member)
 	if err != nil {
@@ -446,9 +469,16 @@ func (p *Provider) prepare(startCtx context.Context, member string, name multicl
 	if err != nil {
 		return nil, err
 	}
+	// A URL with credentials must not reach client-go or net/http, whose errors quote it.
+	if err := kubeconfig.CheckServerURL("the kubeconfig's server", cfg.Host); err != nil {
+		return nil, err
+	}
 	var cl cluster.Cluster
 	cl, err = cluster.New(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.checkAccess(startCtx, cfg.Host, cl.GetHTTPClient()); err != nil {
 		return nil, err
 	}
 	if p.faults.FleetWideList {
@@ -486,6 +516,31 @@ func (p *Provider) prepare(startCtx context.Context, member string, name multicl
 	engageCtx, cancel := context.WithCancel(engageParent)
 	return &engaged{member: member, name: name, cluster: cl, kubeconfig: entry.Kubeconfig, generation: entry.Generation,
 		ctx: engageCtx, cancel: cancel, stop: stop, done: done}, nil
+}
+
+// checkAccess asks the member's apiserver for its version, as providers check that a member
+// answers before they engage it; a member that does not answer fails after syncTimeout.
+func (p *Provider) checkAccess(ctx context.Context, host string, hc *http.Client) error {
+	if p.faults.SerialAccessCheck {
+		p.serial.Lock()
+		defer p.serial.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(host, "/")+"/version", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("checking access: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("checking access: GET /version: %s", resp.Status)
+	}
+	return nil
 }
 
 // Get returns the engaged cluster of name.

@@ -19,6 +19,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/examples/custom-provider/configmapprovider"
 )
 
@@ -77,12 +78,14 @@ func TestConformance(t *testing.T) {
 		})
 	}
 
+	// The provider's log lines and Events, which must never quote a member's credentials.
+	logs := &providertest.LogBuffer{}
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return configmapprovider.New(fleet.Member("hub").Config(), configmapprovider.Options{
 				Namespace: ns.Name,
-				Options:   kit.Options{RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second},
+				Options:   kit.Options{RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second, Logger: logs.Logger()},
 			})
 		},
 		Write: func(ctx context.Context, name string, kubeconfig []byte) error {
@@ -96,6 +99,10 @@ func TestConformance(t *testing.T) {
 		Delete: func(ctx context.Context, name string) error {
 			return edit(ctx, func(cm *corev1.ConfigMap) { delete(cm.Data, name) })
 		},
+		ProviderReports: func(ctx context.Context) ([]string, error) {
+			events, err := conformance.EventTexts(ctx, hub, ns.Name)
+			return append(logs.Lines(), events...), err
+		},
 		// A change of the ConfigMap that is not a change of the member: an annotation.
 		Update: func(ctx context.Context, name string) error {
 			return edit(ctx, func(cm *corev1.ConfigMap) {
@@ -105,7 +112,7 @@ func TestConformance(t *testing.T) {
 	}
 
 	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{conformance.CredentialRotation, conformance.EngageErrorRecovery},
+		Features: []conformance.Feature{conformance.CredentialRotation, conformance.EngageErrorRecovery, conformance.UnresponsiveMembers, conformance.CredentialHygiene},
 		Implementation: conformance.Implementation{
 			Organization: "mcr examples",
 			Project:      "mcr.dev/examples/custom-provider/configmapprovider",
