@@ -2,12 +2,20 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+
 	"mcr.dev/core/envtest"
 	"mcr.dev/examples/internal/exampletest"
+	"mcr.dev/providers/kcp/kcptest"
 )
 
 var fleet *envtest.Fleet
@@ -17,11 +25,9 @@ func TestMain(m *testing.M) {
 	os.Exit(exampletest.Main(m, &fleet, "plain"))
 }
 
-// kcp's APIExport virtual workspaces (the /clusters/* wildcard across logical clusters) have no
-// stand-in on a plain kube-apiserver outside the provider's own tests, so the smoke test checks
-// what an operator meets first: the flags, and that pointing the example at something that is
-// not the workspace of an APIExport fails at startup with a message that says so, instead of
-// running with an empty fleet. The provider's own tests cover engaging logical clusters.
+// What an operator meets first: the flags, and that pointing the example at something that is
+// not the workspace of an APIExport (a plain kube-apiserver) fails at startup with a message
+// that says so, instead of running with an empty fleet.
 func TestKCPProviderExampleNeedsAnAPIExportWorkspace(t *testing.T) {
 	kubeconfig := exampletest.WriteKubeconfig(t, t.TempDir(), "plain.kubeconfig", fleet.Member("plain"))
 	common := []string{"-kubeconfig", kubeconfig, "-metrics-bind-address", "0", "-health-probe-bind-address", "0", "-zap-log-level", "error"}
@@ -45,4 +51,84 @@ func TestKCPProviderExampleNeedsAnAPIExportWorkspace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// configMapsClaim is the APIExport's claim on ConfigMaps: the marker reaches a consumer's
+// ConfigMaps through the virtual workspace only when the export claims them and the consumer's
+// binding accepts the claim.
+var configMapsClaim = apisv1alpha1.PermissionClaim{
+	GroupResource: apisv1alpha1.GroupResource{Group: "", Resource: "configmaps"},
+	All:           true,
+}
+
+// The example against a real kcp: the APIExport "widgets" in a provider workspace claims
+// ConfigMaps, consumer workspaces bind it accepting the claim, and the marker controller
+// annotates each consumer's labeled ConfigMap with the consumer's logical cluster name, for a
+// consumer bound before the example starts and for one bound while it runs.
+func TestKCPProviderExampleMarksConfigMapsOfBoundWorkspaces(t *testing.T) {
+	// kcptest fails the test, saying to run "make kcp", when the kcp binary is missing.
+	kcpServer := kcptest.StartForTest(t, kcptest.Options{})
+	ctx := t.Context()
+	root := logicalcluster.NewPath("root")
+
+	provider, err := kcpServer.CreateWorkspace(ctx, root, "widgets-provider")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kcpServer.CreateExport(ctx, provider.Path, "widgets", nil, configMapsClaim); err != nil {
+		t.Fatal(err)
+	}
+	// bind creates a consumer workspace that binds the export, and a labeled ConfigMap in it.
+	bind := func(name string) (kcptest.Workspace, client.Client) {
+		t.Helper()
+		ws, err := kcpServer.CreateWorkspace(ctx, root, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := apisv1alpha1.AcceptablePermissionClaim{PermissionClaim: configMapsClaim, State: apisv1alpha1.ClaimAccepted}
+		if _, err := kcpServer.Bind(ctx, ws.Path, "widgets", provider.Path, "widgets", accepted); err != nil {
+			t.Fatal(err)
+		}
+		c, err := kcpServer.Client(ws.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exampletest.SeedMarked(t, c, "demo", "greeting")
+		return ws, c
+	}
+
+	first, firstClient := bind("consumer-first")
+	p := exampletest.StartChild(t, "-kubeconfig", workspaceKubeconfig(t, kcpServer, provider.Path), "-endpoint-slice", "widgets",
+		"-metrics-bind-address", "0", "-health-probe-bind-address", "0", "-zap-log-level", "error")
+	p.Eventually(t, "the first consumer's ConfigMap marked", exampletest.MarkedBy(firstClient, "demo", "greeting", first.Cluster.String()))
+
+	// A workspace that binds while the example runs joins the fleet.
+	late, lateClient := bind("consumer-late")
+	p.Eventually(t, "the late consumer's ConfigMap marked", exampletest.MarkedBy(lateClient, "demo", "greeting", late.Cluster.String()))
+	p.Stop(t)
+}
+
+// workspaceKubeconfig writes kcp's admin kubeconfig with its current context pointed at the
+// workspace path, as `kubectl ws use <path>` does, and returns the file.
+func workspaceKubeconfig(t *testing.T, s *kcptest.Server, ws logicalcluster.Path) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(s.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CurrentContext = "root"
+	kctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		t.Fatalf("%s has no context %q", s.KubeconfigPath(), cfg.CurrentContext)
+	}
+	cluster, ok := cfg.Clusters[kctx.Cluster]
+	if !ok {
+		t.Fatalf("%s has no cluster %q", s.KubeconfigPath(), kctx.Cluster)
+	}
+	cluster.Server = s.URL() + ws.RequestPath()
+	path := filepath.Join(t.TempDir(), "provider.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
