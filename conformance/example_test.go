@@ -78,3 +78,55 @@ func iterateOnOneTest(t *testing.T, harness conformance.Harness) {
 }
 
 var _ = iterateOnOneTest
+
+// snippet:begin readiness-harness
+
+// readyHarness adds MemberReadiness to a KubeconfigHarness whose entries are Secrets: the
+// provider reads readiness from the Secret's "ready" annotation. SetReady changes only the
+// annotation; Write, which also runs for a rotation, keeps whatever readiness the entry has and
+// makes new entries ready, so that a rotation never undoes a SetReady.
+type readyHarness struct {
+	*conformance.KubeconfigHarness
+	host client.Client
+}
+
+var _ conformance.ReadinessToggler = readyHarness{}
+
+const readyAnnotation = "example.com/ready"
+
+func (h readyHarness) SetReady(ctx context.Context, m conformance.Member, ready bool) error {
+	s := &corev1.Secret{}
+	if err := h.host.Get(ctx, client.ObjectKey{Namespace: "default", Name: m.ID}, s); err != nil {
+		return err
+	}
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, readyAnnotation, fmt.Sprint(ready))
+	return h.host.Update(ctx, s)
+}
+
+// write is the harness's Write.
+func (h readyHarness) write(ctx context.Context, name string, kubeconfig []byte) error {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	_, err := controllerutil.CreateOrUpdate(ctx, h.host, s, func() error {
+		if _, set := s.Annotations[readyAnnotation]; !set {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, readyAnnotation, "true")
+		}
+		s.Data = map[string][]byte{"kubeconfig": kubeconfig}
+		return nil
+	})
+	return err
+}
+
+// snippet:end readiness-harness
+
+// newReadyHarness wires readyHarness: Write must be the method, so that rotations keep
+// readiness.
+func newReadyHarness(fleet *conformance.Fleet, host client.Client, provider func(context.Context) (multicluster.Provider, error)) readyHarness {
+	h := readyHarness{KubeconfigHarness: &conformance.KubeconfigHarness{Fleet: fleet, Provider: provider}, host: host}
+	h.Write = h.write
+	h.Delete = func(ctx context.Context, name string) error {
+		return client.IgnoreNotFound(host.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}))
+	}
+	return h
+}
+
+var _ = newReadyHarness
