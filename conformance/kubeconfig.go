@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"mcr.dev/core/multicluster"
 )
@@ -38,6 +39,16 @@ type KubeconfigHarness struct {
 	//
 	// Default: nil, which makes the CredentialHygiene test errored.
 	ProviderReports func(ctx context.Context) ([]string, error)
+	// SourceOutage makes the source of truth unreachable for the provider and returns the
+	// function that brings it back; see SourceRestarter. Needed for SourceRestart.
+	//
+	// Default: nil, which makes the SourceRestart test errored.
+	SourceOutage func(ctx context.Context) (restart func(context.Context) error, err error)
+	// Resync is how often the provider instances that Provider builds resync; see Resyncer.
+	// Needed for PeriodicResync.
+	//
+	// Default: 0, which makes the PeriodicResync test errored.
+	Resync time.Duration
 	// ClusterName returns the name the provider engages the member of that name under.
 	//
 	// Default: the member's name.
@@ -49,6 +60,8 @@ var (
 	_ CredentialRotator         = &KubeconfigHarness{}
 	_ UnresponsiveMemberCreator = &KubeconfigHarness{}
 	_ ReportSource              = &KubeconfigHarness{}
+	_ SourceRestarter           = &KubeconfigHarness{}
+	_ Resyncer                  = &KubeconfigHarness{}
 )
 
 func (h *KubeconfigHarness) check() error {
@@ -153,3 +166,14 @@ func (h *KubeconfigHarness) Reports(ctx context.Context) ([]string, error) {
 	}
 	return h.ProviderReports(ctx)
 }
+
+// StopSource calls SourceOutage.
+func (h *KubeconfigHarness) StopSource(ctx context.Context) (func(context.Context) error, error) {
+	if h.SourceOutage == nil {
+		return nil, errors.New("KubeconfigHarness.SourceOutage is nil: set it to take the source of truth down and back up")
+	}
+	return h.SourceOutage(ctx)
+}
+
+// ResyncPeriod returns Resync.
+func (h *KubeconfigHarness) ResyncPeriod() time.Duration { return h.Resync }

@@ -52,11 +52,19 @@ const (
 	// password or token in the server URL) in log output or Events. Needs a Harness that is an
 	// UnresponsiveMemberCreator and a ReportSource.
 	CredentialHygiene Feature = "CredentialHygiene"
+
+	// SourceRestart is keeping unchanged members engaged through an outage of the source of
+	// truth and following its changes after it. Needs a Harness that is a SourceRestarter.
+	SourceRestart Feature = "SourceRestart"
+
+	// PeriodicResync is re-reading the source of truth periodically without re-engaging
+	// unchanged members. Needs a Harness that is a Resyncer.
+	PeriodicResync Feature = "PeriodicResync"
 )
 
 // ExtendedFeatures returns the features a provider may claim, in a stable order.
 func ExtendedFeatures() []Feature {
-	return []Feature{CredentialRotation, MemberReadiness, EngageErrorRecovery, Scale, UnresponsiveMembers, CredentialHygiene}
+	return []Feature{CredentialRotation, MemberReadiness, EngageErrorRecovery, Scale, UnresponsiveMembers, CredentialHygiene, SourceRestart, PeriodicResync}
 }
 
 // Mode is how the suite runs the provider.

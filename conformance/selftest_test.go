@@ -111,14 +111,15 @@ var brokenProviders = []brokenProvider{
 		fails:   []string{conformance.GetReturnsEngaged, conformance.ScaleEngageDisengage}},
 	{name: "ReconcileContext", faults: reference.Faults{ReconcileContext: true},
 		catches: "engages with a context that ends with the engaging reconcile",
-		fails:   []string{conformance.EngageContextLifetime, conformance.NoReengageOnUpdate}},
+		fails: []string{conformance.EngageContextLifetime, conformance.NoReengageOnUpdate, conformance.SurvivesSourceRestart,
+			conformance.NoReengageOnResync}},
 	{name: "ReengageOnUpdate", faults: reference.Faults{ReengageOnUpdate: true},
 		catches: "engages a new cluster on every write of the member's entry",
 		fails:   []string{conformance.NoReengageOnUpdate}},
 	{name: "KeepOnDelete", faults: reference.Faults{KeepOnDelete: true}, manager: true,
 		catches: "never disengages deleted members",
 		fails: []string{conformance.DisengageOnDelete, conformance.ConcurrentGet, conformance.NoGoroutineLeak,
-			conformance.ScaleEngageDisengage}},
+			conformance.ScaleEngageDisengage, conformance.SurvivesSourceRestart}},
 	{name: "StaleGet", faults: reference.Faults{StaleGet: true},
 		catches: "keeps serving disengaged clusters from Get (multicluster-runtime PR #143)",
 		fails: []string{conformance.DisengageOnDelete, conformance.DisengageWhenUnready, conformance.ReengageWhenReady,
@@ -186,6 +187,18 @@ var brokenProviders = []brokenProvider{
 	{name: "LogKubeconfig", faults: reference.Faults{LogKubeconfig: true},
 		catches: "logs the member's kubeconfig when engaging it fails",
 		fails:   []string{conformance.NoCredentialsReported}},
+	{name: "ForgetOnSourceLoss", faults: reference.Faults{ForgetOnSourceLoss: true},
+		catches: "takes a source of truth it cannot read for an empty one",
+		fails:   []string{conformance.SurvivesSourceRestart}},
+	{name: "ReengageAfterSourceLoss", faults: reference.Faults{ReengageAfterSourceLoss: true},
+		catches: "engages every member again after an outage of the source of truth",
+		fails:   []string{conformance.SurvivesSourceRestart}},
+	// It re-engages every second (the reference harness's resync period), so every test that
+	// keeps a member engaged for longer may catch it too.
+	{name: "ReengageOnResync", faults: reference.Faults{ReengageOnResync: true},
+		catches: "engages every member again on every periodic resync",
+		fails:   []string{conformance.NoReengageOnResync},
+		mayFail: allBut(conformance.NoReengageOnResync, conformance.NotFoundForUnknown, conformance.CleanStop, conformance.NoGoroutineLeak)},
 }
 
 // syncContextFails are the tests that SyncContext fails: every test that uses an engaged
@@ -195,7 +208,8 @@ var syncContextFails = []string{
 	conformance.NoReengageOnUpdate, conformance.IndexExistingClusters, conformance.IndexFutureClusters,
 	conformance.IndexIsolation, conformance.NameStability, conformance.NoGoroutineLeak,
 	conformance.ReengageOnCredentialRotation, conformance.ReengageWhenReady, conformance.RetryAfterEngageError,
-	conformance.ScaleEngageDisengage, conformance.NoDelayBehindUnresponsive,
+	conformance.ScaleEngageDisengage, conformance.NoDelayBehindUnresponsive, conformance.SurvivesSourceRestart,
+	conformance.NoReengageOnResync,
 }
 
 // syncContextMayFail: ConcurrentGet passes if a Get catches one of SyncContext's clusters in the

@@ -40,6 +40,8 @@ const (
 	ScaleEngageDisengage         = "ScaleEngageDisengage"
 	NoDelayBehindUnresponsive    = "NoDelayBehindUnresponsive"
 	NoCredentialsReported        = "NoCredentialsReported"
+	SurvivesSourceRestart        = "SurvivesSourceRestart"
+	NoReengageOnResync           = "NoReengageOnResync"
 )
 
 // catalog is the ordered list of tests; Tests returns copies.
@@ -86,6 +88,10 @@ var catalog = []Test{
 		Must: "A member whose apiserver never answers MUST NOT delay the engagement of another member: a member added while the provider waits for the unresponsive one is engaged before that wait ends."},
 	{ID: NoCredentialsReported, Feature: CredentialHygiene, run: testNoCredentialsReported,
 		Must: "No credential of a member (bearer token, client key, password or token in the server URL) MUST appear in the provider's log output or Events, while it engages, fails to reach, rotates or removes members."},
+	{ID: SurvivesSourceRestart, Feature: SourceRestart, run: testSurvivesSourceRestart,
+		Must: "Through an outage of the source of truth, an unchanged member MUST stay engaged, once; after it, members added or deleted MUST be engaged or disengaged."},
+	{ID: NoReengageOnResync, Feature: PeriodicResync, run: testNoReengageOnResync,
+		Must: "A periodic resync of an unchanged source of truth MUST NOT end an engage context or engage a member again."},
 }
 
 // Tests returns the suite's tests in the order they run.

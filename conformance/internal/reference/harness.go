@@ -3,6 +3,7 @@ package reference
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
@@ -26,7 +27,12 @@ var (
 
 	_ conformance.UnresponsiveMemberCreator = &Harness{}
 	_ conformance.ReportSource              = &Harness{}
+	_ conformance.SourceRestarter           = &Harness{}
+	_ conformance.Resyncer                  = &Harness{}
 )
+
+// resyncPeriod is how often the harness's providers resync.
+const resyncPeriod = time.Second
 
 // NewHarness returns a harness over fleet with a fresh inventory; faults break the provider.
 func NewHarness(fleet *conformance.Fleet, faults Faults) *Harness {
@@ -38,6 +44,7 @@ func NewHarness(fleet *conformance.Fleet, faults Faults) *Harness {
 func (h *Harness) NewProvider(ctx context.Context) (multicluster.Provider, error) {
 	p := New(h.Inventory, h.Faults)
 	p.Log = h.Logs.Logger()
+	p.ResyncPeriod = resyncPeriod
 	context.AfterFunc(ctx, p.Close)
 	return p, nil
 }
@@ -95,3 +102,15 @@ func (h *Harness) CreateUnresponsiveMember(_ context.Context, name string, kubec
 func (h *Harness) Reports(context.Context) ([]string, error) {
 	return h.Logs.Lines(), nil
 }
+
+// StopSource takes the inventory down until restart is called.
+func (h *Harness) StopSource(context.Context) (func(context.Context) error, error) {
+	h.Inventory.SetDown(true)
+	return func(context.Context) error {
+		h.Inventory.SetDown(false)
+		return nil
+	}, nil
+}
+
+// ResyncPeriod is how often the harness's providers resync.
+func (h *Harness) ResyncPeriod() time.Duration { return resyncPeriod }

@@ -1,9 +1,13 @@
 package reference
 
 import (
+	"errors"
 	"maps"
 	"sync"
 )
+
+// ErrSourceDown is what Read returns while the inventory is down.
+var ErrSourceDown = errors.New("reference inventory: the source of truth is down")
 
 // Entry is one member in an Inventory.
 type Entry struct {
@@ -23,6 +27,8 @@ type Inventory struct {
 	subs    map[chan struct{}]struct{}
 	// engagedBy records which provider instances engaged each member, for RenameOnRestart.
 	engagedBy map[string]map[*Provider]bool
+	// down makes Read fail, like an API server that does not answer.
+	down bool
 }
 
 // NewInventory returns an empty inventory.
@@ -71,6 +77,25 @@ func (inv *Inventory) Snapshot() map[string]Entry {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	return maps.Clone(inv.entries)
+}
+
+// Read returns a copy of every entry, or ErrSourceDown while the inventory is down.
+func (inv *Inventory) Read() (map[string]Entry, error) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if inv.down {
+		return nil, ErrSourceDown
+	}
+	return maps.Clone(inv.entries), nil
+}
+
+// SetDown takes the inventory down (Read fails) or brings it back, and notifies subscribers,
+// as a watch that breaks or is re-established does.
+func (inv *Inventory) SetDown(down bool) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.down = down
+	inv.notifyLocked()
 }
 
 // Subscribe returns a channel that receives a value after every change (changes in quick

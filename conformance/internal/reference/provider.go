@@ -94,6 +94,14 @@ type Faults struct {
 	SerialAccessCheck bool
 	// LogKubeconfig logs the member's kubeconfig, credentials and all, when engaging it fails.
 	LogKubeconfig bool
+	// ForgetOnSourceLoss takes a source of truth it cannot read for an empty one: every member
+	// is disengaged during an outage and engaged again after it.
+	ForgetOnSourceLoss bool
+	// ReengageAfterSourceLoss engages every member again, with new clusters, once the source
+	// of truth can be read again after an outage.
+	ReengageAfterSourceLoss bool
+	// ReengageOnResync engages every member again, with new clusters, on every periodic resync.
+	ReengageOnResync bool
 }
 
 // retryDelay is how long the provider waits before retrying a failed engagement.
@@ -112,6 +120,9 @@ var (
 type Provider struct {
 	// Log receives the provider's log lines; the zero value discards them.
 	Log logr.Logger
+	// ResyncPeriod, when positive, makes the provider read the whole inventory again that
+	// often, as a periodic resync does.
+	ResyncPeriod time.Duration
 
 	inv    *Inventory
 	faults Faults
@@ -140,6 +151,8 @@ type Provider struct {
 	beforeStart  int // how many indexes were recorded before Start
 	stale        map[string]*engaged
 	engagingName map[string]bool
+	// sourceLost is set while the inventory cannot be read.
+	sourceLost bool
 	// serial is held by an access check with SerialAccessCheck.
 	serial sync.Mutex
 }
@@ -206,9 +219,17 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 
 	changes, unsubscribe := p.inv.Subscribe()
 	defer unsubscribe()
+	var resync <-chan time.Time
+	if p.ResyncPeriod > 0 {
+		t := time.NewTicker(p.ResyncPeriod)
+		defer t.Stop()
+		resync = t.C
+	}
 	p.reconcile()
 	for {
 		select {
+		case <-resync:
+			p.resync()
 		case <-ctx.Done():
 			if p.faults.ContextsOutliveStop {
 				return nil
@@ -249,13 +270,34 @@ func (p *Provider) clusterName(member string) multicluster.ClusterName {
 	return multicluster.ClusterName(member)
 }
 
+// resync reads the whole inventory again, as a periodic resync does.
+func (p *Provider) resync() {
+	p.reconcileWith(p.faults.ReengageOnResync)
+}
+
 // reconcile brings the engaged clusters in line with the inventory.
-func (p *Provider) reconcile() {
-	desired := p.inv.Snapshot()
+func (p *Provider) reconcile() { p.reconcileWith(false) }
+
+// reconcileWith reconciles; force engages every member again with a new cluster.
+func (p *Provider) reconcileWith(force bool) {
+	desired, err := p.inv.Read()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.startCtx.Err() != nil {
 		return
+	}
+	if err != nil {
+		p.Log.Error(err, "Reading the inventory; retrying")
+		p.kickLater(retryDelay)
+		if !p.faults.ForgetOnSourceLoss {
+			p.sourceLost = true
+			return
+		}
+		desired = map[string]Entry{}
+	}
+	if p.sourceLost {
+		p.sourceLost = false
+		force = force || p.faults.ReengageAfterSourceLoss
 	}
 	for _, member := range slices.Sorted(maps.Keys(desired)) {
 		e := desired[member]
@@ -277,6 +319,7 @@ func (p *Provider) reconcile() {
 		}
 		if cur != nil {
 			switch {
+			case force:
 			case p.faults.ReengageOnUpdate && cur.generation != e.Generation:
 			case bytes.Equal(cur.kubeconfig, e.Kubeconfig), p.faults.IgnoreCredentialChange:
 				continue
