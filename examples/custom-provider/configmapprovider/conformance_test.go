@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -80,12 +81,18 @@ func TestConformance(t *testing.T) {
 
 	// The provider's log lines and Events, which must never quote a member's credentials.
 	logs := &providertest.LogBuffer{}
+	// The provider reaches the hub through a forwarder, which SourceOutage takes down and up
+	// again: to the provider, the hub's apiserver restarts.
+	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
+	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
+	hubConfig.Host = hubLink.URL()
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return configmapprovider.New(fleet.Member("hub").Config(), configmapprovider.Options{
+			return configmapprovider.New(hubConfig, configmapprovider.Options{
 				Namespace: ns.Name,
-				Options:   kit.Options{RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second, Logger: logs.Logger()},
+				Options: kit.Options{RetryMaxDelay: 2 * time.Second, CacheSyncTimeout: 20 * time.Second, Logger: logs.Logger(),
+					ResyncPeriod: 2 * time.Second},
 			})
 		},
 		Write: func(ctx context.Context, name string, kubeconfig []byte) error {
@@ -99,6 +106,11 @@ func TestConformance(t *testing.T) {
 		Delete: func(ctx context.Context, name string) error {
 			return edit(ctx, func(cm *corev1.ConfigMap) { delete(cm.Data, name) })
 		},
+		SourceOutage: func(context.Context) (func(context.Context) error, error) {
+			hubLink.Down()
+			return func(context.Context) error { return hubLink.Up() }, nil
+		},
+		Resync: 2 * time.Second,
 		ProviderReports: func(ctx context.Context) ([]string, error) {
 			events, err := conformance.EventTexts(ctx, hub, ns.Name)
 			return append(logs.Lines(), events...), err
@@ -112,7 +124,8 @@ func TestConformance(t *testing.T) {
 	}
 
 	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{conformance.CredentialRotation, conformance.EngageErrorRecovery, conformance.UnresponsiveMembers, conformance.CredentialHygiene},
+		Features: []conformance.Feature{conformance.CredentialRotation, conformance.EngageErrorRecovery, conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene, conformance.SourceRestart, conformance.PeriodicResync},
 		Implementation: conformance.Implementation{
 			Organization: "mcr examples",
 			Project:      "mcr.dev/examples/custom-provider/configmapprovider",
