@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -19,6 +20,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -27,8 +29,8 @@ import (
 var _ cluster.Cluster = &scopedCluster{}
 
 // scopedCluster is one engaged logical cluster: its client writes to <url>/clusters/<name> and
-// reads from its endpoint's shared wildcard cache through a scopedCache; its API reader reads
-// live from <url>/clusters/<name>.
+// reads from its endpoint's shared wildcard cache through a scopedCache (live, for initializing
+// workspaces); its API reader reads live from <url>/clusters/<name>.
 type scopedCluster struct {
 	name       logicalcluster.Name
 	endpoint   *endpoint
@@ -53,8 +55,11 @@ func clusterHost(endpointURL string, name logicalcluster.Name) (string, error) {
 }
 
 // newScopedCluster returns the view of logical cluster name on ep, a running endpoint; the
-// caller holds ep.mu.
-func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Scheme, log logr.Logger) (*scopedCluster, error) {
+// caller holds ep.mu. With cacheOnly empty, its client reads from the endpoint's shared cache
+// and it uses the endpoint's REST mapper. With cacheOnly set (initializing workspaces, whose
+// virtual workspace lists no other kind across workspaces), its cache serves that kind only, and
+// its client reads live and discovers the logical cluster's own APIs.
+func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Scheme, log logr.Logger, cacheOnly schema.GroupKind) (*scopedCluster, error) {
 	cfg := rest.CopyConfig(ep.config)
 	host, err := clusterHost(ep.url, name)
 	if err != nil {
@@ -68,14 +73,23 @@ func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Sc
 		return nil, fmt.Errorf("creating the HTTP client of logical cluster %q: %w", name, err)
 	}
 	sc := newScopedCache(ep.cache, ep.informer, name)
+	sc.only = cacheOnly
 	// Every logical cluster of a virtual workspace serves the same APIs, so they share the
 	// endpoint's REST mapper instead of each running discovery.
 	mapper := ep.cache.mapper
+	cacheOptions := &client.CacheOptions{Reader: sc}
+	if !cacheOnly.Empty() {
+		// Discovery runs lazily, as types are used.
+		if mapper, err = apiutil.NewDynamicRESTMapper(cfg, httpClient); err != nil {
+			return nil, fmt.Errorf("creating the REST mapper of logical cluster %q: %w", name, err)
+		}
+		cacheOptions = nil
+	}
 	cl, err := client.New(cfg, client.Options{
 		HTTPClient: httpClient,
 		Scheme:     scheme,
 		Mapper:     mapper,
-		Cache:      &client.CacheOptions{Reader: sc},
+		Cache:      cacheOptions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the client of logical cluster %q: %w", name, err)

@@ -3,12 +3,10 @@ package kcp
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -17,13 +15,12 @@ import (
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
-	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
 )
 
-// endpoint is one virtual workspace URL of the slice (one shard): a wildcard cache on
+// endpoint is one virtual workspace URL of the endpoint object (one shard): a wildcard cache on
 // <url>/clusters/* shared by every logical cluster served there.
 type endpoint struct {
 	url string
@@ -62,21 +59,10 @@ func (ep *endpoint) stop() bool {
 	return true
 }
 
-// syncEndpoint starts the endpoint url while the slice lists it, and stops it when the slice no
-// longer does or is gone. An endpoint that cannot be watched is reported and retried.
+// syncEndpoint starts the endpoint url while the endpoint object lists it, and stops it when the
+// object no longer does or is gone. An endpoint that cannot be watched is reported and retried.
 func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
-	slice := &apisv1alpha1.APIExportEndpointSlice{}
-	listed := false
-	switch err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: p.sliceName}, slice); {
-	case apierrors.IsNotFound(err):
-		slice = nil
-	case err != nil:
-		p.log.Error(err, "Reading the APIExportEndpointSlice from the host cache", "slice", p.sliceName)
-		return kit.Result{Retry: true}
-	default:
-		listed = slices.Contains(EndpointURLs(slice), url)
-	}
-
+	object, listed := p.listing(url)
 	p.mu.Lock()
 	ep := p.endpoints[url]
 	if ep == nil && listed {
@@ -93,11 +79,11 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	case ep.running():
 		return kit.Result{}
 	}
-	if err := kubeconfig.CheckServerURL("an endpoint URL of the slice", url); err != nil {
-		// Refused until the slice lists another URL: a URL with credentials must never reach
+	if err := kubeconfig.CheckServerURL("an endpoint URL of "+p.objectKind, url); err != nil {
+		// Refused until the object lists another URL: a URL with credentials must never reach
 		// client-go, and the error quotes none of it.
-		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, reasonInvalidEndpointURL,
-			fmt.Errorf("an endpoint URL of the slice is refused: %w", err))
+		p.endpointProblems.Report(&ep.problem, ep.log, object, nil, ReasonEndpointUnavailable, reasonInvalidEndpointURL,
+			fmt.Errorf("an endpoint URL of %s is refused: %w", p.objectKind, err))
 		return kit.Result{}
 	}
 
@@ -105,7 +91,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 		if ctx.Err() != nil {
 			return kit.Result{}
 		}
-		p.endpointProblems.Report(&ep.problem, ep.log, slice, nil, ReasonEndpointUnavailable, ReasonEndpointUnavailable,
+		p.endpointProblems.Report(&ep.problem, ep.log, object, nil, ReasonEndpointUnavailable, ReasonEndpointUnavailable,
 			fmt.Errorf("endpoint %s: %w", kit.RedactText(url), err))
 		return kit.Result{Retry: true}
 	}
@@ -113,7 +99,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	p.endpointProblems.Resolve(&ep.problem, ep.log)
 	ep.log.Info("Watching endpoint")
 	if recovered {
-		p.engine.Events().Record(slice, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+kit.RedactText(url)+" is watched again")
+		p.engine.Events().Record(object, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+kit.RedactText(url)+" is watched again")
 	}
 	// The syncs of logical clusters queued before the endpoint ran did not see it.
 	for _, name := range ep.logicalClusters() {
@@ -162,12 +148,7 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		stop()
 		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
 	}
-	queue := p.queueLogicalCluster(ep)
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    queue,
-		UpdateFunc: func(_, obj any) { queue(obj) },
-		DeleteFunc: queue,
-	})
+	reg, err := informer.AddEventHandler(p.watchedObjectHandler(ep))
 	if err != nil {
 		stop()
 		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
@@ -183,27 +164,53 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 	return nil
 }
 
-// queueLogicalCluster returns the event handler that queues the logical cluster of an object of
-// the watched type.
-func (p *Provider) queueLogicalCluster(ep *endpoint) func(obj any) {
-	return func(obj any) {
+// watchedObjectHandler returns the event handler of the endpoint's informer of the watched
+// type: it queues the logical cluster of each object and tells Options.Handlers.
+func (p *Provider) watchedObjectHandler(ep *endpoint) toolscache.ResourceEventHandlerFuncs {
+	// object returns the object of a notification when it has a valid logical cluster.
+	object := func(obj any) (client.Object, bool) {
 		o, ok := kit.ObjectOf(obj)
 		if !ok {
-			return
+			return nil, false
 		}
 		name := logicalcluster.From(o)
 		if !name.IsValid() {
 			Errors.WithLabelValues(reasonInvalidObject).Inc()
 			ep.log.Error(nil, "Ignoring an object without a valid kcp.io/cluster annotation", "object", o.GetName(), "annotation", name.String())
-			return
+			return nil, false
 		}
 		p.engine.Add(key{LogicalCluster: name})
+		return o, true
+	}
+	handlers := len(p.opts.Handlers) > 0
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := object(obj); ok && handlers {
+				o = copyOf(o)
+				p.runHandlers(ep, "OnAdd", o, func(h Handler) { h.OnAdd(o) })
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok := object(newObj)
+			old, oldOK := kit.ObjectOf(oldObj)
+			if ok && oldOK && handlers {
+				o, old = copyOf(o), copyOf(old)
+				p.runHandlers(ep, "OnUpdate", o, func(h Handler) { h.OnUpdate(old, o) })
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if o, ok := object(obj); ok && handlers {
+				o = copyOf(o)
+				p.runHandlers(ep, "OnDelete", o, func(h Handler) { h.OnDelete(o) })
+			}
+		},
 	}
 }
 
-// stopEndpoint stops an endpoint the slice no longer lists: no logical cluster engages through
-// it any more, those engaged through it are disengaged (or engaged through another endpoint that
-// serves them), and only then its cache stops, so that no controller reads from a stopped cache.
+// stopEndpoint stops an endpoint the endpoint object no longer lists: no logical cluster engages
+// through it any more, those engaged through it are disengaged (or engaged through another
+// endpoint that serves them), and only then its cache stops, so that no controller reads from a
+// stopped cache.
 func (p *Provider) stopEndpoint(ctx context.Context, ep *endpoint) {
 	ep.mu.Lock()
 	ep.stopping = true

@@ -4,14 +4,23 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/providers/kcp"
@@ -83,4 +92,162 @@ func ExampleEndpointURLs() {
 	// Output:
 	// https://shard-1.kcp.example.com/services/apiexport/root/widgets/clusters/*
 	// https://shard-2.kcp.example.com/services/apiexport/root/widgets/clusters/*
+}
+
+// Take the endpoints from an object the operator owns: here a ConfigMap in the workspace the
+// config points at, named "<namespace>/<name>", whose key "urls" lists virtual workspace URLs,
+// one a line. The provider follows the ConfigMap as it changes.
+func Example_endpointObject() {
+	urls := func(obj client.Object) ([]string, error) {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			return nil, fmt.Errorf("%T is not a ConfigMap", obj)
+		}
+		v, ok := cm.Data["urls"]
+		if !ok {
+			return nil, fmt.Errorf("ConfigMap %s has no key urls", cm.Name)
+		}
+		return strings.Fields(v), nil
+	}
+	cfg := &rest.Config{Host: "https://kcp.example.com/clusters/root:widgets-provider"}
+	provider, err := kcp.New(cfg, "platform/widgets-endpoints", kcp.Options{
+		EndpointObject: &corev1.ConfigMap{},
+		EndpointURLs:   urls,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = provider // hand it to mcr.NewManager
+
+	got, err := urls(&corev1.ConfigMap{Data: map[string]string{
+		"urls": "https://shard-1.kcp.example.com/services/apiexport/root/widgets\n",
+	}})
+	fmt.Println(got, err)
+	// Output:
+	// [https://shard-1.kcp.example.com/services/apiexport/root/widgets] <nil>
+}
+
+// snippet:begin handler
+// bindingLog is a Handler that hands each APIBinding it is told about to a channel, never
+// blocking: a full channel drops the notification.
+type bindingLog chan string
+
+func (l bindingLog) send(event string, obj client.Object) {
+	select {
+	case l <- event + " " + logicalcluster.From(obj).String() + "/" + obj.GetName():
+	default:
+	}
+}
+
+func (l bindingLog) OnAdd(obj client.Object)       { l.send("added", obj) }
+func (l bindingLog) OnUpdate(_, obj client.Object) { l.send("updated", obj) }
+func (l bindingLog) OnDelete(obj client.Object)    { l.send("deleted", obj) }
+
+// snippet:end handler
+
+// Be told about every APIBinding of the export as the provider's watch sees it, as kcp-dev's
+// handlers.Handler values are; a handler written for kcp-dev's provider is a kcp.Handler as it is.
+func ExampleHandler() {
+	events := make(bindingLog, 100)
+	provider, err := kcp.New(mcr.GetConfigOrDie(), "widgets", kcp.Options{
+		Handlers: []kcp.Handler{events},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_ = provider // hand it to mcr.NewManager
+	go func() {
+		for e := range events {
+			fmt.Println(e) // e.g. "added 2x8ic9u5lnb0d6ub/widgets"
+		}
+	}()
+}
+
+// Run an initializer controller for the workspaces of the WorkspaceType "tenant" in
+// root:platform: each is engaged while it waits for the type's initializer; the controller sets
+// it up through the engaged cluster's client, which reads the workspace live, and then removes
+// the initializer, which disengages the workspace.
+func ExampleNewInitializing() {
+	cfg := mcr.GetConfigOrDie() // e.g. https://kcp.example.com/clusters/root:platform
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	// The initializer is named after the logical cluster of the type's workspace.
+	host, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	wt := &tenancyv1alpha1.WorkspaceType{}
+	if err := host.Get(context.Background(), client.ObjectKey{Name: "tenant"}, wt); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	initializer := initialization.InitializerForType(wt)
+
+	provider, err := kcp.NewInitializing(cfg, "tenant", kcp.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mgr, err := mcr.NewManager(cfg, provider, mcr.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	err = mcr.NewControllerManagedBy(mgr).
+		Named("tenant-initializer").
+		For(&corev1alpha1.LogicalCluster{}). // the one type an initializing cluster's cache serves
+		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
+			cl, err := mgr.GetCluster(ctx, req.ClusterName)
+			if err != nil {
+				return mcr.Result{}, err
+			}
+			c := cl.GetClient() // reads and writes <initializing workspaces URL>/clusters/<name>
+			lc := &corev1alpha1.LogicalCluster{}
+			if err := c.Get(ctx, req.NamespacedName, lc); err != nil {
+				return mcr.Result{}, client.IgnoreNotFound(err)
+			}
+			if !slices.Contains(lc.Status.Initializers, initializer) {
+				return mcr.Result{}, nil
+			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "tenant"}}
+			if err := c.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+				return mcr.Result{}, err
+			}
+			patch := client.MergeFrom(lc.DeepCopy())
+			lc.Status.Initializers = initialization.EnsureInitializerAbsent(initializer, lc.Status.Initializers)
+			return mcr.Result{}, c.Status().Patch(ctx, lc, patch)
+		}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// A WorkspaceType lists the URLs of its initializing and terminating virtual workspaces on
+// every shard; NewInitializing watches the initializing ones.
+func ExampleInitializingURLs() {
+	wt := &tenancyv1alpha1.WorkspaceType{
+		ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
+		Spec:       tenancyv1alpha1.WorkspaceTypeSpec{Initializer: true},
+		Status: tenancyv1alpha1.WorkspaceTypeStatus{VirtualWorkspaces: []tenancyv1alpha1.VirtualWorkspace{
+			{URL: "https://shard-1.kcp.example.com/services/initializingworkspaces/1x2y3z:tenant", Type: tenancyv1alpha1.VirtualWorkspaceTypeInitializing},
+			{URL: "https://shard-1.kcp.example.com/services/terminatingworkspaces/1x2y3z:tenant", Type: tenancyv1alpha1.VirtualWorkspaceTypeTerminating},
+		}},
+	}
+	urls, err := kcp.InitializingURLs(wt)
+	fmt.Println(urls, err)
+	// Output:
+	// [https://shard-1.kcp.example.com/services/initializingworkspaces/1x2y3z:tenant] <nil>
 }

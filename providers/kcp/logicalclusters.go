@@ -3,6 +3,8 @@ package kcp
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -103,7 +105,11 @@ func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, curre
 	} else {
 		// A view whose engagement failed or ended cannot be engaged again.
 		var err error
-		if cl, err = newScopedCluster(ep, k.LogicalCluster, p.opts.Scheme, p.log); err != nil {
+		var cacheOnly schema.GroupKind
+		if p.vw == initializingWorkspaces {
+			cacheOnly = p.watchedKind
+		}
+		if cl, err = newScopedCluster(ep, k.LogicalCluster, p.opts.Scheme, p.log, cacheOnly); err != nil {
 			return p.engine.Fail(k, kit.Member{Name: name}, kit.Permanent(kit.ReasonClusterSetupFailed, err))
 		}
 		p.mu.Lock()

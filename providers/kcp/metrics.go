@@ -8,10 +8,11 @@ import (
 )
 
 // Errors (mcr_kcp_provider_errors_total) counts failures by reason: EndpointUnavailable (an
-// endpoint of the slice cannot be watched), EngageFailed, ClusterUnreachable and
-// ClusterSetupFailed (a ready logical cluster cannot be engaged), each counted every attempt,
-// and InvalidObject (an object of the watched type without a valid kcp.io/cluster annotation;
-// counted each time it changes).
+// endpoint of the endpoint object cannot be watched), InvalidEndpointObject (its URLs cannot be
+// read), EngageFailed, ClusterUnreachable and ClusterSetupFailed (a ready logical cluster cannot
+// be engaged), each counted every attempt, InvalidObject (an object of the watched type without
+// a valid kcp.io/cluster annotation; counted each time it changes) and HandlerPanicked (a panic
+// of one of Options.Handlers).
 //
 // BrokenLogicalClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready
 // logical clusters that cannot be engaged at the moment, summed over the kcp providers of the
@@ -22,9 +23,9 @@ var (
 )
 
 var (
-	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the watched slices
-	// that cannot be watched at the moment, summed over the kcp providers of the process. Alert
-	// on it staying above zero.
+	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the endpoint
+	// objects that cannot be watched at the moment, plus the endpoint objects whose URLs cannot
+	// be read, summed over the kcp providers of the process. Alert on it staying above zero.
 	BrokenEndpoints = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "mcr_kcp_provider_broken_endpoints",
 		Help: "Number of virtual workspace endpoints the kcp provider cannot watch at the moment.",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -42,6 +44,9 @@ type scopedCache struct {
 	// watched is the endpoint's informer of the watched type, whose sync WaitForCacheSync waits
 	// for.
 	watched toolscache.SharedIndexInformer
+	// only, when not empty, is the one kind the cache serves: the endpoint lists no other
+	// across logical clusters (initializing workspaces).
+	only schema.GroupKind
 
 	mu       sync.Mutex
 	stopped  bool
@@ -86,9 +91,34 @@ func (c *scopedCache) handlerCount() int {
 	return len(c.handlers)
 }
 
+// serves fails for a type the cache does not serve.
+func (c *scopedCache) serves(obj runtime.Object) error {
+	if c.only.Empty() {
+		return nil
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.wc.scheme)
+	if err != nil {
+		return err
+	}
+	if _, isList := obj.(client.ObjectList); isList {
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	}
+	return c.servesKind(gvk.GroupKind())
+}
+
+func (c *scopedCache) servesKind(gk schema.GroupKind) error {
+	if c.only.Empty() || gk == c.only {
+		return nil
+	}
+	return fmt.Errorf("the cache of logical cluster %q serves %s only, which its endpoint lists across logical clusters, not %s: read it with the cluster's client, which reads live", c.cluster, c.only, gk)
+}
+
 // Get reads an object of the logical cluster from the shared informer of its type, waiting
 // until that informer has synced.
 func (c *scopedCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if err := c.serves(obj); err != nil {
+		return err
+	}
 	inf, err := c.wc.informerFor(ctx, obj)
 	if err != nil {
 		return err
@@ -130,6 +160,9 @@ func (c *scopedCache) List(ctx context.Context, list client.ObjectList, opts ...
 	o.ApplyOptions(opts)
 	if o.Continue != "" {
 		return errors.New("continue list option is not supported by the cache")
+	}
+	if err := c.serves(list); err != nil {
+		return err
 	}
 	inf, err := c.wc.informerFor(ctx, list)
 	if err != nil {
@@ -202,6 +235,9 @@ func (c *scopedCache) byFields(indexer toolscache.Indexer, sel fields.Selector, 
 
 // GetInformer returns the shared informer of obj's type, seen through this logical cluster.
 func (c *scopedCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if err := c.serves(obj); err != nil {
+		return nil, err
+	}
 	inf, err := c.wc.sharedInformer(ctx, obj, opts...)
 	if err != nil {
 		return nil, err
@@ -211,6 +247,9 @@ func (c *scopedCache) GetInformer(ctx context.Context, obj client.Object, opts .
 
 // GetInformerForKind returns the shared informer of a kind, seen through this logical cluster.
 func (c *scopedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if err := c.servesKind(gvk.GroupKind()); err != nil {
+		return nil, err
+	}
 	inf, err := c.wc.GetInformerForKind(ctx, gvk, opts...)
 	if err != nil {
 		return nil, err
@@ -225,6 +264,9 @@ func (c *scopedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVe
 // RemoveInformer removes the event handlers this logical cluster added to the informer of
 // obj's type. The informer itself keeps serving the endpoint's other logical clusters.
 func (c *scopedCache) RemoveInformer(ctx context.Context, obj client.Object) error {
+	if err := c.serves(obj); err != nil {
+		return err
+	}
 	inf, err := c.wc.sharedInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return err
@@ -260,6 +302,9 @@ func (c *scopedCache) WaitForCacheSync(ctx context.Context) bool {
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.
 func (c *scopedCache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	if err := c.serves(obj); err != nil {
+		return err
+	}
 	return c.wc.IndexField(ctx, obj, field, extract)
 }
 

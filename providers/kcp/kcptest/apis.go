@@ -260,6 +260,94 @@ func (s *Server) WaitEndpointURLs(ctx context.Context, ws logicalcluster.Path, n
 	return urls, err
 }
 
+// CreateWorkspaceType creates in workspace ws a WorkspaceType named name with the given spec
+// (Initializer: true for a type whose workspaces wait for an initializer), and waits until it is
+// Ready and kcp has published the URLs of its virtual workspaces in its status. It returns the
+// type as kcp has it: initialization.InitializerForType names its initializer.
+func (s *Server) CreateWorkspaceType(ctx context.Context, ws logicalcluster.Path, name string, spec tenancyv1alpha1.WorkspaceTypeSpec) (*tenancyv1alpha1.WorkspaceType, error) {
+	c, err := s.Client(ws)
+	if err != nil {
+		return nil, err
+	}
+	wt := &tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	if err := c.Create(ctx, wt); err != nil {
+		return nil, fmt.Errorf("kcptest: creating WorkspaceType %s in %s: %w", name, ws, err)
+	}
+	err = poll(ctx, "WorkspaceType "+name+" in "+ws.String()+" to be Ready with virtual workspace URLs", func(ctx context.Context) (string, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, wt); err != nil {
+			return "", err
+		}
+		if !ready(wt.Status.Conditions) || len(wt.Status.VirtualWorkspaces) == 0 {
+			return fmt.Sprintf("conditions %s, %d virtual workspace URLs", describe(wt.Status.Conditions), len(wt.Status.VirtualWorkspaces)), nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wt, nil
+}
+
+// CreateWorkspaceOfType creates a workspace named name in the parent workspace, of the
+// WorkspaceType typeName of workspace typePath, and waits until kcp has given it a logical
+// cluster, not until it is Ready: a workspace whose type has an initializer stays in phase
+// Initializing until its initializers are done (see WaitWorkspaceReady).
+func (s *Server) CreateWorkspaceOfType(ctx context.Context, parent logicalcluster.Path, name string, typePath logicalcluster.Path, typeName string) (Workspace, error) {
+	c, err := s.Client(parent)
+	if err != nil {
+		return Workspace{}, err
+	}
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{
+			Name: tenancyv1alpha1.WorkspaceTypeName(typeName), Path: typePath.String(),
+		}},
+	}
+	// kcp admits a workspace of a new type once its admission has seen the type: retried.
+	err = poll(ctx, "workspace "+name+" of type "+typePath.Join(typeName).String()+" to be created in "+parent.String(), func(ctx context.Context) (string, error) {
+		if err := c.Create(ctx, ws.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return "", err
+		}
+		return "", nil
+	})
+	if err != nil {
+		return Workspace{}, err
+	}
+	path := parent.Join(name)
+	err = poll(ctx, "workspace "+path.String()+" to get a logical cluster", func(ctx context.Context) (string, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, ws); err != nil {
+			return "", err
+		}
+		if ws.Spec.Cluster == "" {
+			return fmt.Sprintf("phase %q, no logical cluster yet", ws.Status.Phase), nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		return Workspace{}, err
+	}
+	return Workspace{Path: path, Cluster: logicalcluster.Name(ws.Spec.Cluster)}, nil
+}
+
+// WaitWorkspaceReady waits until the workspace ws is Ready, e.g. once its initializers are done.
+func (s *Server) WaitWorkspaceReady(ctx context.Context, ws Workspace) error {
+	parent, name := ws.Path.Split()
+	c, err := s.Client(parent)
+	if err != nil {
+		return err
+	}
+	obj := &tenancyv1alpha1.Workspace{}
+	return poll(ctx, "workspace "+ws.Path.String()+" to be Ready", func(ctx context.Context) (string, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+			return "", err
+		}
+		if obj.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
+			return fmt.Sprintf("phase %q, initializers %q", obj.Status.Phase, obj.Status.Initializers), nil
+		}
+		return "", nil
+	})
+}
+
 // ready reports whether conditions hold Ready=True.
 func ready(conditions conditionsv1alpha1.Conditions) bool {
 	for _, c := range conditions {
@@ -299,7 +387,10 @@ func poll(ctx context.Context, what string, check func(context.Context) (pending
 		case err == nil && pending == "":
 			return nil
 		case err != nil:
-			last = err.Error()
+			// An error caused by the deadline itself would hide the one that explains it.
+			if last == "" || ctx.Err() == nil {
+				last = err.Error()
+			}
 		default:
 			last = pending
 		}
