@@ -198,6 +198,28 @@ func (c *mcController[request]) forget(e *engagement) {
 	}
 }
 
+// NeedLeaderElection reports whether the controller runs only on the leader: the controller's
+// NeedLeaderElection option, true by default, as in controller-runtime. Without this method
+// the manager would put every multi-cluster controller in the leader-election group, whatever
+// the option says, because the embedded interface does not carry it.
+func (c *mcController[request]) NeedLeaderElection() bool {
+	if le, ok := c.TypedController.(interface{ NeedLeaderElection() bool }); ok {
+		return le.NeedLeaderElection()
+	}
+	return true
+}
+
+// Warmup starts the controller's queue and sources before the manager wins the leader election
+// when the controller's EnableWarmup option is set, as in controller-runtime: every cluster
+// engaged meanwhile gets its sources started and synced, so that a replica taking over only has
+// to acquire the Lease. Without the option it does nothing.
+func (c *mcController[request]) Warmup(ctx context.Context) error {
+	if w, ok := c.TypedController.(interface{ Warmup(context.Context) error }); ok {
+		return w.Warmup(ctx)
+	}
+	return nil
+}
+
 // MultiClusterWatch watches src in every engaged cluster, present and future.
 func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[client.Object, request]) error {
 	c.mu.Lock()
