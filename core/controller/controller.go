@@ -40,6 +40,8 @@ type TypedController[request mcreconcile.ClusterAware[request]] interface {
 	MultiClusterWatch(src mcsource.TypedSource[client.Object, request]) error
 }
 
+var _ mcmanager.SyncReporter = &mcController[mcreconcile.Request]{}
+
 // Option configures the multi-cluster side of a controller.
 type Option func(*settings)
 
@@ -143,6 +145,9 @@ type engagement struct {
 	cluster cluster.Cluster
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// synced holds the indexes (in mcController.sources) of the sources that have synced for
+	// the cluster or do not watch it; guarded by the controller's mu.
+	synced map[int]bool
 }
 
 type mcController[request mcreconcile.ClusterAware[request]] struct {
@@ -181,11 +186,11 @@ func (c *mcController[request]) Engage(ctx context.Context, name multicluster.Cl
 		old.cancel()
 	}
 	engCtx, cancel := context.WithCancel(ctx)
-	e := &engagement{name: name, cluster: cl, ctx: engCtx, cancel: cancel}
+	e := &engagement{name: name, cluster: cl, ctx: engCtx, cancel: cancel, synced: map[int]bool{}}
 	c.clusters[name] = e
 	context.AfterFunc(engCtx, func() { c.forget(e) })
-	for _, src := range c.sources {
-		go c.runSource(e, src)
+	for i, src := range c.sources {
+		go c.runSource(e, i, src)
 	}
 	return nil
 }
@@ -228,8 +233,9 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 		return fmt.Errorf("controller %q has stopped", c.name)
 	}
 	c.sources = append(c.sources, src)
+	i := len(c.sources) - 1
 	for _, e := range c.clusters {
-		go c.runSource(e, src)
+		go c.runSource(e, i, src)
 	}
 	return nil
 }
@@ -237,7 +243,7 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 // runSource starts src for one engaged cluster, retrying with backoff until it starts or the
 // cluster is disengaged, then waits (bounded) for it to sync so that a cluster that never syncs
 // is reported.
-func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSource[client.Object, request]) {
+func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.TypedSource[client.Object, request]) {
 	select {
 	case <-c.queueReady:
 	case <-e.ctx.Done():
@@ -248,11 +254,12 @@ func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSourc
 	for {
 		s, engage, err := src.ForCluster(e.name, e.cluster)
 		if err == nil && !engage {
+			c.markSynced(e, i)
 			return
 		}
 		if err == nil {
 			// Sources log through the context, with the cluster (see mcsource.Kind).
-			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s)
+			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s, func() { c.markSynced(e, i) })
 			if err == nil {
 				return
 			}
@@ -275,8 +282,9 @@ func (c *mcController[request]) runSource(e *engagement, src mcsource.TypedSourc
 // CacheSyncTimeout. A source that is slow to start or to sync is reported once and waited for
 // rather than replaced: a second source started next to a slow one would register its handler
 // twice. A source that started but did not sync in time is left running (its informer keeps
-// trying and its events flow once it syncs).
-func (c *mcController[request]) startAndSync(ctx context.Context, name multicluster.ClusterName, s source.TypedSource[request]) error {
+// trying and its events flow once it syncs). onSynced is called once s has synced, also when
+// that happens after the timeout.
+func (c *mcController[request]) startAndSync(ctx context.Context, name multicluster.ClusterName, s source.TypedSource[request], onSynced func()) error {
 	log := c.log.WithValues("cluster", string(name), "source", fmt.Sprint(s))
 	started := make(chan error, 1)
 	go func() { started <- s.Start(ctx, c.queue) }()
@@ -303,15 +311,55 @@ func (c *mcController[request]) startAndSync(ctx context.Context, name multiclus
 	}
 	syncing, ok := s.(source.TypedSyncingSource[request])
 	if !ok {
+		onSynced()
 		return nil
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
 	defer cancel()
-	if err := syncing.WaitForSync(syncCtx); err != nil && ctx.Err() == nil {
-		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
-		log.Error(err, "Cluster did not sync in time; its events will flow once it does", "timeout", c.syncTimeout)
+	if err := syncing.WaitForSync(syncCtx); err != nil {
+		if ctx.Err() == nil {
+			metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
+			log.Error(err, "Cluster did not sync in time; its events will flow once it does", "timeout", c.syncTimeout)
+			// Readiness learns of the sync when it happens.
+			go func() {
+				if syncing.WaitForSync(ctx) == nil {
+					onSynced()
+				}
+			}()
+		}
+		return nil
 	}
+	onSynced()
 	return nil
+}
+
+// markSynced notes that source i has synced for the engaged cluster e.
+func (c *mcController[request]) markSynced(e *engagement, i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.synced[i] = true
+}
+
+// SyncedFor reports whether every source of the controller has synced for the engaged cluster
+// name (or does not watch it); applies is false while the controller does not run (it has not
+// started, e.g. on a replica that is not the leader, or it has stopped), when its sources do not
+// run for any cluster. manager.FleetReadyCheck uses it.
+func (c *mcController[request]) SyncedFor(name multicluster.ClusterName) (synced, applies bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queue == nil || c.stopped {
+		return false, false
+	}
+	e := c.clusters[name]
+	if e == nil {
+		return false, true
+	}
+	for i := range c.sources {
+		if !e.synced[i] {
+			return false, true
+		}
+	}
+	return true, true
 }
 
 // handOver receives the queue and the controller's context from controller-runtime.

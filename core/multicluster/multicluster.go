@@ -22,3 +22,21 @@ type ProviderRunnable = upstream.ProviderRunnable
 
 // ErrClusterNotFound is returned (possibly wrapped) by Provider.Get for unknown clusters.
 var ErrClusterNotFound = upstream.ErrClusterNotFound
+
+// FleetStatus is what a provider knows about its fleet beyond the engaged clusters; see
+// StatusReporter.
+type FleetStatus struct {
+	// Listed is true once the provider has read its source of truth and tried every member it
+	// found there at least once (each is engaged or failing).
+	Listed bool
+	// Failing names the members the provider found but cannot engage, with the reason, which
+	// quotes no credentials.
+	Failing map[ClusterName]string
+}
+
+// StatusReporter is implemented by providers that report their FleetStatus: every provider
+// built on mcr.dev/core/providers/kit does. An mcr extension of the contract; readiness checks
+// (manager.FleetReadyCheck) use it when a provider has it.
+type StatusReporter interface {
+	FleetStatus() FleetStatus
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,11 +72,12 @@ func TestPlatformMesh(t *testing.T) {
 	downstream := exampletest.Client(t, fleet.Member("downstream").Config())
 	teamA.create(t, readSample(t)) // orders: postgres 16, 10 GiB
 
+	probeAddr := freeAddress(t)
 	p := exampletest.Start(t, func(ctx context.Context) error {
 		return run(ctx, []string{
 			"-kubeconfig", workspaceKubeconfig(t, kcpServer, provider.Path),
 			"-downstream-kubeconfig", exampletest.WriteKubeconfig(t, t.TempDir(), "downstream.kubeconfig", fleet.Member("downstream")),
-			"-metrics-bind-address", "0", "-health-probe-bind-address", "0", "-zap-log-level", "error",
+			"-metrics-bind-address", "0", "-health-probe-bind-address", probeAddr, "-zap-log-level", "error",
 		})
 	})
 	// Team B uses the same name as team A, and the API's defaults.
@@ -83,6 +87,24 @@ func TestPlatformMesh(t *testing.T) {
 	p.Eventually(t, "team-a's orders served", served(downstream, teamA, "orders", map[string]string{"engine": "postgres", "version": "16", "storageGiB": "10"}))
 	p.Eventually(t, "team-b's orders served", served(downstream, teamB, "orders", map[string]string{"engine": "mysql", "version": "8.4", "storageGiB": "1"}))
 	p.Eventually(t, "team-b's analytics served", served(downstream, teamB, "analytics", map[string]string{"engine": "postgres", "version": "", "storageGiB": "1"}))
+	// The fleet readiness check (manager.FleetReadyCheck): the provider has listed the
+	// consumers and the controller has synced each one.
+	p.Eventually(t, "the fleet ready on /readyz/fleet", func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+probeAddr+"/readyz/fleet", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		return nil
+	})
 
 	// A spec update reaches the projection, and the status observes the new generation.
 	p.Eventually(t, "team-a's orders resized", func(ctx context.Context) error {
@@ -322,4 +344,18 @@ func workspaceKubeconfig(t *testing.T, s *kcptest.Server, ws logicalcluster.Path
 		t.Fatal(err)
 	}
 	return path
+}
+
+// freeAddress returns a loopback address with a port nothing listens on.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }

@@ -111,6 +111,12 @@ type Engine[K comparable] struct {
 	running bool // between the start of Run's loop and its end: lost members are queued
 	aware   multicluster.Aware
 	members map[multicluster.ClusterName]*memberState[K]
+	// listing holds the keys the sources queued while starting (the first list of the source
+	// of truth) that have not been synced yet; listed is set once the sources have started and
+	// every one of them has been.
+	listing        map[K]bool
+	sourcesStarted bool
+	listed         bool
 }
 
 var errNotInitialized = errors.New("provider kit: the provider was not created with its constructor (Members.Init was not called)")
@@ -135,7 +141,7 @@ func NewEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
 	e.problems = Problems{Subject: opts.Subject, Errors: opts.Errors, Broken: opts.Broken, Events: &e.events}
 	e.loop = NewLoop(LoopOptions[K]{
 		Name:          opts.Name,
-		Sync:          opts.Sync,
+		Sync:          e.sync,
 		Keys:          e.resyncKeys,
 		RetryMinDelay: opts.Options.RetryMinDelay,
 		RetryMaxDelay: opts.Options.RetryMaxDelay,
@@ -157,7 +163,51 @@ func (e *Engine[K]) Errorf(format string, args ...any) error {
 }
 
 // Add queues key for a sync; see Loop.Add.
-func (e *Engine[K]) Add(key K) { e.loop.Add(key) }
+func (e *Engine[K]) Add(key K) {
+	e.mu.Lock()
+	if !e.sourcesStarted {
+		if e.listing == nil {
+			e.listing = map[K]bool{}
+		}
+		e.listing[key] = true
+	}
+	e.mu.Unlock()
+	e.loop.Add(key)
+}
+
+// sync runs the provider's sync of key and notes when the first list has been synced.
+func (e *Engine[K]) sync(ctx context.Context, key K) Result {
+	res := e.opts.Sync(ctx, key)
+	e.mu.Lock()
+	delete(e.listing, key)
+	e.checkListedLocked()
+	e.mu.Unlock()
+	return res
+}
+
+func (e *Engine[K]) checkListedLocked() {
+	if e.sourcesStarted && len(e.listing) == 0 {
+		e.listed = true
+	}
+}
+
+// Status returns what the provider knows of its fleet: whether its first list has been synced
+// (every member it found engaged or failing), and the members that fail, with their problem.
+// Members.FleetStatus returns it.
+func (e *Engine[K]) Status() multicluster.FleetStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := multicluster.FleetStatus{Listed: e.listed}
+	for name, m := range e.members {
+		if m.problem.Broken() {
+			if st.Failing == nil {
+				st.Failing = map[multicluster.ClusterName]string{}
+			}
+			st.Failing[name] = m.problem.message
+		}
+	}
+	return st
+}
 
 // AddAfter queues key once d has passed; see Loop.AddAfter.
 func (e *Engine[K]) AddAfter(key K, d time.Duration) { e.loop.AddAfter(key, d) }
@@ -210,6 +260,10 @@ func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
 		stops = append(stops, stop)
 	}
 
+	e.mu.Lock()
+	e.sourcesStarted = true
+	e.checkListedLocked()
+	e.mu.Unlock()
 	e.loop.Run(ctx)
 	e.stopAll()
 	if e.opts.Stopped != nil {

@@ -13,6 +13,7 @@ import (
 var (
 	_ multicluster.Provider         = &Members[string]{}
 	_ multicluster.ProviderRunnable = &Members[string]{}
+	_ multicluster.StatusReporter   = &Members[string]{}
 )
 
 // Members is what a provider embeds to be a provider: the set of engaged members, which supplies
@@ -50,6 +51,15 @@ func (m *Members[K]) Start(ctx context.Context, aware multicluster.Aware) error 
 		return errNotInitialized
 	}
 	return m.engine.Run(ctx, aware)
+}
+
+// FleetStatus reports whether the provider has synced its first list of members, and which
+// members fail; see multicluster.StatusReporter.
+func (m *Members[K]) FleetStatus() multicluster.FleetStatus {
+	if m.engine == nil {
+		return multicluster.FleetStatus{}
+	}
+	return m.engine.Status()
 }
 
 // ListClusters returns the names of the engaged members, sorted: ClusterNames under the name

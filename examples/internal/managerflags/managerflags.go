@@ -17,6 +17,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	mcr "mcr.dev/core"
+	mcmanager "mcr.dev/core/manager"
 )
 
 // Flags are the values of the shared flags after parsing.
@@ -97,6 +98,9 @@ func AddHealthChecks(mgr mcr.Manager) error {
 	return errors.Join(
 		mgr.AddHealthzCheck("healthz", healthz.Ping),
 		mgr.AddReadyzCheck("readyz", healthz.Ping),
+		// Ready once the provider has listed its members and the controllers have synced
+		// every engaged cluster: a new replica of a rolling update waits for its fleet.
+		mgr.AddReadyzCheck("fleet", mcmanager.FleetReadyCheck(mgr, mcmanager.ReadyCheckOptions{})),
 	)
 }
 
