@@ -17,6 +17,7 @@ import (
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
 
@@ -53,12 +54,15 @@ func TestConformance(t *testing.T) {
 	if err := mgmt.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: conformanceNamespace}}); err != nil {
 		t.Fatal(err)
 	}
+	// The provider's log lines and Events (on Clusters and Secrets), which must never quote a
+	// member's credentials.
+	providerLogs := &providertest.LogBuffer{}
 	harness := capiHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return clusterapi.New(fleet.Member("mgmt").Config(), clusterapi.Options{
 				Namespaces: []string{conformanceNamespace},
-				Options:    kit.Options{RetryMaxDelay: time.Second},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger()},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control
@@ -89,6 +93,10 @@ func TestConformance(t *testing.T) {
 			}
 			key.Name = clusterapi.KubeconfigSecretName(name)
 			return client.IgnoreNotFound(mgmt.Delete(ctx, &corev1.Secret{ObjectMeta: key}))
+		},
+		ProviderReports: func(ctx context.Context) ([]string, error) {
+			events, err := conformance.EventTexts(ctx, mgmt, conformanceNamespace)
+			return append(providerLogs.Lines(), events...), err
 		},
 		// A change that is not a change of the member: a label on the Cluster and an annotation
 		// on its Secret.
@@ -121,6 +129,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

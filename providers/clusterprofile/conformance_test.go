@@ -21,6 +21,7 @@ import (
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -89,6 +90,9 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	providers := accessConfig(t, "")
+	// The provider's log lines and Events (on the ClusterProfiles), which must never quote a
+	// member's credentials.
+	providerLogs := &providertest.LogBuffer{}
 	harness := profileHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
@@ -96,7 +100,7 @@ func TestConformance(t *testing.T) {
 				AccessProviders:    providers,
 				Namespaces:         []string{conformanceNamespace},
 				UnreadyGracePeriod: 200 * time.Millisecond,
-				Options:            kit.Options{RetryMaxDelay: time.Second},
+				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger()},
 			})
 		},
 		Write: writeMember,
@@ -106,6 +110,10 @@ func TestConformance(t *testing.T) {
 				return err
 			}
 			return hub.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(tokenNamespace), client.MatchingLabels{memberLabel: name})
+		},
+		ProviderReports: func(ctx context.Context) ([]string, error) {
+			events, err := conformance.EventTexts(ctx, hub, conformanceNamespace)
+			return append(providerLogs.Lines(), events...), err
 		},
 		// A change that is not a change of the member: a label, the health condition probed
 		// again, and KEP-2149 properties with a new observation time.
@@ -140,6 +148,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

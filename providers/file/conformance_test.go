@@ -14,6 +14,8 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/file"
 )
 
@@ -25,10 +27,14 @@ func TestConformance(t *testing.T) {
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name+".kubeconfig") }
 
+	// The provider's log lines, which must never quote a member's credentials; it records no
+	// Events (no host cluster).
+	providerLogs := &providertest.LogBuffer{}
+
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return file.New(file.Options{Dirs: []string{dir}})
+			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger()}})
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			data, err := withContextName(kubeconfig, name)
@@ -43,6 +49,7 @@ func TestConformance(t *testing.T) {
 			}
 			return nil
 		},
+		ProviderReports: func(context.Context) ([]string, error) { return providerLogs.Lines(), nil },
 		// A change of the file that is not a change of the member: a comment.
 		Update: func(_ context.Context, name string) error {
 			data, err := os.ReadFile(path(name))
@@ -62,6 +69,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

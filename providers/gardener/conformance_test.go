@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -26,6 +27,7 @@ import (
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
 )
@@ -38,6 +40,7 @@ var conformanceFeatures = []conformance.Feature{
 	conformance.EngageErrorRecovery,
 	conformance.Scale,
 	conformance.UnresponsiveMembers,
+	conformance.CredentialHygiene,
 }
 
 // conformanceReports is where each topology's YAML report is written; TestConformance logs
@@ -104,6 +107,8 @@ const gardenNamespace = "garden-conformance"
 type gardenHarness struct {
 	fleet *conformance.Fleet
 	proxy *frontproxy.Server
+	// logs receives the log lines of every provider instance, for Reports.
+	logs providertest.LogBuffer
 
 	mu        sync.Mutex
 	rotations map[string]int
@@ -116,6 +121,7 @@ var (
 	_ conformance.CredentialRotator         = &gardenHarness{}
 	_ conformance.ReadinessToggler          = &gardenHarness{}
 	_ conformance.UnresponsiveMemberCreator = &gardenHarness{}
+	_ conformance.ReportSource              = &gardenHarness{}
 )
 
 func newGardenHarness() *gardenHarness {
@@ -154,8 +160,21 @@ func (h *gardenHarness) mint(_ context.Context, shoot *gardencorev1beta1.Shoot, 
 func (h *gardenHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	return gardener.New(h.proxy.ConfigFor(gardenIdentity), gardener.Options{
 		Namespaces: []string{gardenNamespace},
-		Options:    kit.Options{RetryMaxDelay: time.Second},
+		Options:    kit.Options{RetryMaxDelay: time.Second, Logger: h.logs.Logger()},
 	})
+}
+
+// Reports returns the providers' log lines and the Events on the Shoots, which the provider
+// records through the front-proxy in the host cluster.
+func (h *gardenHarness) Reports(ctx context.Context) ([]string, error) {
+	return providerReports(ctx, &h.logs, gardenNamespace)
+}
+
+// providerReports returns the lines of logs and the texts of the Events in namespace of the
+// host cluster ("" for all namespaces).
+func providerReports(ctx context.Context, logs *providertest.LogBuffer, namespace string) ([]string, error) {
+	events, err := conformance.EventTexts(ctx, host, namespace)
+	return append(logs.Lines(), events...), err
 }
 
 func (h *gardenHarness) CreateMember(ctx context.Context, name string) (conformance.Member, error) {
@@ -194,8 +213,14 @@ func (h *gardenHarness) DeleteMember(ctx context.Context, m conformance.Member) 
 	return h.fleet.Remove(ctx, m.ID)
 }
 
-// CreateUnresponsiveMember creates a usable Shoot whose adminkubeconfig is the given one.
+// CreateUnresponsiveMember creates a usable Shoot whose adminkubeconfig is the given one. The
+// Shoot advertises the kubeconfig's server, as Gardener's do: without an advertised address the
+// front-proxy refuses the request, and the provider would never see the kubeconfig.
 func (h *gardenHarness) CreateUnresponsiveMember(ctx context.Context, name string, kubeconfig []byte) (conformance.Member, error) {
+	server, err := kubeconfigServer(kubeconfig)
+	if err != nil {
+		return conformance.Member{}, err
+	}
 	h.mu.Lock()
 	_, exists := h.kubeconfigs[name]
 	h.kubeconfigs[name] = kubeconfig
@@ -205,13 +230,26 @@ func (h *gardenHarness) CreateUnresponsiveMember(ctx context.Context, name strin
 		return m, nil
 	}
 	key := client.ObjectKey{Namespace: gardenNamespace, Name: name}
-	err := createShoot(ctx, gardenNamespace, name, nil)
+	err = createShoot(ctx, gardenNamespace, name, nil)
 	if err == nil {
 		err = updateShoot(ctx, key, true, func(s *gardencorev1beta1.Shoot) {
-			s.Status = usableStatus(gardenNamespace, name, "")
+			s.Status = usableStatus(gardenNamespace, name, server)
 		})
 	}
 	return m, err
+}
+
+// kubeconfigServer returns the server of the current context of a kubeconfig.
+func kubeconfigServer(kubeconfig []byte) (string, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	current := cfg.Contexts[cfg.CurrentContext]
+	if current == nil || cfg.Clusters[current.Cluster] == nil {
+		return "", fmt.Errorf("the kubeconfig has no cluster for its current context %q", cfg.CurrentContext)
+	}
+	return cfg.Clusters[current.Cluster].Server, nil
 }
 
 // caPhases are the phases of a certificate authority rotation, in order.
@@ -271,13 +309,14 @@ var _ conformance.ReadinessToggler = seedHarness{}
 func seedNamespace(name string) string { return "shoot--" + seedProject + "--" + name }
 
 func newSeedHarness() seedHarness {
+	logs := &providertest.LogBuffer{}
 	return seedHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return gardener.New(fleet.Member("host").Config(), gardener.Options{
 				Topology:   gardener.TopologySeed,
 				Namespaces: []string{"garden-" + seedProject},
-				Options:    kit.Options{RetryMaxDelay: time.Second},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger()},
 			})
 		},
 		// The Secret first, then the Cluster object: gardenlet creates the namespace and its
@@ -301,6 +340,9 @@ func newSeedHarness() seedHarness {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: seedNamespace(name), Name: gardener.SeedSecretName}}
 			return client.IgnoreNotFound(host.Delete(ctx, s))
 		},
+		// The Events are on the Cluster objects, which have no namespace: the recorder puts them
+		// in "default", so every namespace is read.
+		ProviderReports: func(ctx context.Context) ([]string, error) { return providerReports(ctx, logs, "") },
 		// What gardener-resource-manager and gardenlet do without changing the credentials: the
 		// renew timestamp on the Secret, a label on the Shoot.
 		Update: func(ctx context.Context, name string) error {

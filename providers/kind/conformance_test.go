@@ -8,6 +8,8 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kind"
 	"mcr.dev/providers/kind/internal/standin"
 )
@@ -23,12 +25,16 @@ func TestConformance(t *testing.T) {
 	kc := useStandIn(t)
 	t.Setenv(standin.TraceEnv, "") // the suite makes thousands of calls; no need to keep them
 
+	// The provider's log lines, which must never quote a member's credentials; it records no
+	// Events (no host cluster).
+	providerLogs := &providertest.LogBuffer{}
+
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			// A poll every second keeps the suite quick without flooding the stand-in: each poll
 			// runs about eight engine commands per cluster, and the Scale test has thirty.
-			return kind.New(kind.Options{PollInterval: time.Second}), nil
+			return kind.New(kind.Options{PollInterval: time.Second, Options: kit.Options{Logger: providerLogs.Logger()}}), nil
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			return kc.Create(name, kubeconfig)
@@ -36,6 +42,7 @@ func TestConformance(t *testing.T) {
 		Delete: func(_ context.Context, name string) error {
 			return kc.Delete(name)
 		},
+		ProviderReports: func(context.Context) ([]string, error) { return providerLogs.Lines(), nil },
 		Update: func(_ context.Context, name string) error {
 			return kc.Update(name, func(c *standin.Cluster) {
 				worker := standin.Node{Name: name + "-worker", Role: standin.RoleWorker}
@@ -54,6 +61,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

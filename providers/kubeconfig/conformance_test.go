@@ -9,8 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"mcr.dev/conformance"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -38,11 +41,20 @@ func TestConformance(t *testing.T) {
 		return err
 	}
 
+	// The provider's log lines and Events (on the Secrets), which must never quote a member's
+	// credentials.
+	providerLogs := &providertest.LogBuffer{}
+	events, err := client.New(fleet.Member("hub").Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2"), fleet.Member("m3")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			opts := testOptions(ns)
 			opts.RetryMaxDelay = time.Second
+			opts.Logger = providerLogs.Logger().WithName("provider")
 			return kubeconfig.New(fleet.Member("hub").Config(), opts)
 		},
 		Write: write,
@@ -52,6 +64,10 @@ func TestConformance(t *testing.T) {
 				return nil
 			}
 			return err
+		},
+		ProviderReports: func(ctx context.Context) ([]string, error) {
+			texts, err := conformance.EventTexts(ctx, events, ns)
+			return append(providerLogs.Lines(), texts...), err
 		},
 		// A metadata-only change: an annotation.
 		Update: func(ctx context.Context, name string) error {
@@ -74,6 +90,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
+			conformance.CredentialHygiene,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",
