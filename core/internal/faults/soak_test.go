@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,6 +143,15 @@ func TestSoak(t *testing.T) {
 	}
 	if lines := panics.all(); len(lines) > 0 {
 		t.Errorf("panics: %s", firstLines(lines, 5))
+	}
+	if t.Failed() {
+		// What the next investigation needs: the fleet as the manager and the provider see it,
+		// and where every goroutine is.
+		t.Logf("engaged clusters: %v; provider: %+v", s.mgr.EngagedClusters(), s.provider.FleetStatus())
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		lines := strings.Split(stacks.String(), "\n")
+		t.Logf("goroutines (first %d of %d lines):\n%s", min(400, len(lines)), len(lines), strings.Join(lines[:min(400, len(lines))], "\n"))
 	}
 }
 
