@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -321,26 +320,16 @@ func applyYAML(t *testing.T, c client.Client, file string) {
 	}
 }
 
-// workspaceKubeconfig writes kcp's admin kubeconfig with its current context pointed at the
-// workspace path, as `kubectl ws use <path>` does, and returns the file.
+// workspaceKubeconfig writes kcp's admin kubeconfig pointed at the workspace path, as
+// `kubectl ws use <path>` leaves it, and returns the file.
 func workspaceKubeconfig(t *testing.T, s *kcptest.Server, ws logicalcluster.Path) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(s.KubeconfigPath())
+	data, err := s.WorkspaceKubeconfig(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CurrentContext = "root"
-	kctx, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok {
-		t.Fatalf("%s has no context %q", s.KubeconfigPath(), cfg.CurrentContext)
-	}
-	cluster, ok := cfg.Clusters[kctx.Cluster]
-	if !ok {
-		t.Fatalf("%s has no cluster %q", s.KubeconfigPath(), kctx.Cluster)
-	}
-	cluster.Server = s.URL() + ws.RequestPath()
 	path := filepath.Join(t.TempDir(), "provider.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

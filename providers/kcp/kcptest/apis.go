@@ -71,7 +71,20 @@ func (s *Server) CreateWorkspace(ctx context.Context, parent logicalcluster.Path
 		return Workspace{}, err
 	}
 	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := c.Create(ctx, ws); err != nil {
+	// Right after kcp starts, its workspace admission may not have seen the parent's
+	// WorkspaceType yet ("parent type cannot be resolved"): that alone is retried.
+	var createErr error
+	err = poll(ctx, "workspace "+name+" to be admitted in "+parent.String(), func(ctx context.Context) (string, error) {
+		createErr = c.Create(ctx, ws.DeepCopy())
+		if apierrors.IsForbidden(createErr) && strings.Contains(createErr.Error(), "cannot be resolved") {
+			return createErr.Error(), nil
+		}
+		return "", nil
+	})
+	if err == nil {
+		err = createErr
+	}
+	if err != nil {
 		return Workspace{}, fmt.Errorf("kcptest: creating workspace %s in %s: %w", name, parent, err)
 	}
 	path := parent.Join(name)

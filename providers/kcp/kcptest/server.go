@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
 // Defaults of Options.
@@ -233,6 +234,10 @@ func (s *Server) ready(ctx context.Context, kubeconfig string) error {
 			return fmt.Errorf("listing %T in the root workspace: %w", list, err)
 		}
 	}
+	// Workspaces of the default type resolve their parent's type, root:root.
+	if err := c.Get(reqCtx, client.ObjectKey{Name: "root"}, &tenancyv1alpha1.WorkspaceType{}); err != nil {
+		return fmt.Errorf("reading the WorkspaceType root:root: %w", err)
+	}
 	return nil
 }
 
@@ -260,6 +265,30 @@ func (s *Server) WorkspaceConfig(path logicalcluster.Path) *rest.Config {
 	cfg := s.BaseConfig()
 	cfg.Host += path.RequestPath()
 	return cfg
+}
+
+// WorkspaceKubeconfig returns kcp's admin kubeconfig with its current context pointed at the
+// workspace path, as `kubectl ws use <path>` leaves it: for programs that take a -kubeconfig.
+func (s *Server) WorkspaceKubeconfig(path logicalcluster.Path) ([]byte, error) {
+	cfg, err := clientcmd.LoadFromFile(s.KubeconfigPath())
+	if err != nil {
+		return nil, fmt.Errorf("kcptest: %w", err)
+	}
+	cfg.CurrentContext = "root"
+	kctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return nil, fmt.Errorf("kcptest: %s has no context %q", s.KubeconfigPath(), cfg.CurrentContext)
+	}
+	cluster, ok := cfg.Clusters[kctx.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("kcptest: %s has no cluster %q", s.KubeconfigPath(), kctx.Cluster)
+	}
+	cluster.Server = s.URL() + path.RequestPath()
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kcptest: %w", err)
+	}
+	return data, nil
 }
 
 // Client returns an admin client of a workspace path or logical cluster, with Scheme.
