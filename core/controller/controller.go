@@ -404,14 +404,18 @@ func (h *queueHandover[request]) Start(ctx context.Context, q workqueue.TypedRat
 
 func (h *queueHandover[request]) String() string { return "multi-cluster sources" }
 
-// instrumentedReconciler counts reconciles per cluster and puts the cluster into the context.
+// instrumentedReconciler counts and times reconciles per cluster and puts the cluster into the
+// context.
 type instrumentedReconciler[request mcreconcile.ClusterAware[request]] struct {
 	controller string
 	reconciler reconcile.TypedReconciler[request]
 }
 
 func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req request) (reconcile.Result, error) {
+	start := time.Now()
 	res, err := r.reconciler.Reconcile(mccontext.WithCluster(ctx, req.Cluster()), req)
+	// Bounded per controller: see metrics.ClusterLatencyOptions.
+	metrics.ObserveReconcileDuration(r.controller, req.Cluster(), time.Since(start))
 	result := metrics.ResultSuccess
 	switch {
 	case err != nil:

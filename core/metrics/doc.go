@@ -8,11 +8,18 @@
 //	mcr_reconcile_total{controller,cluster,result} counter reconciles per cluster; result is
 //	                                                      success, error, requeue or requeue_after
 //	mcr_cluster_source_errors_total{controller} counter   per-cluster sources that failed to start or sync
+//	mcr_reconcile_duration_seconds{controller,cluster} histogram  reconcile time per cluster (bounded, see below)
+//	mcr_queue_wait_seconds{controller,cluster}  histogram time a due request waited in the cluster-fair queue
+//	mcr_cluster_breaker_state{controller,cluster} gauge   circuit breaker of the cluster-fair queue:
+//	                                                      0 closed, 1 half open, 2 open
+//	mcr_cluster_breaker_transitions_total{controller,cluster,state} counter breaker transitions by state entered
 //	mcr_sharding_owned_clusters                 gauge     clusters this replica owns and has engaged
 //	mcr_sharding_peers                          gauge     live replicas of the group, this one included while current
 //	mcr_sharding_ownership_changes_total{change} counter  clusters acquired, released or lost
 //	mcr_sharding_lease_writes_total{role}       counter   Lease writes, role "member" or "cluster"
 //
 // Series labeled with a cluster are deleted when the cluster is disengaged, so a churning fleet
-// does not grow the registry without bound.
+// does not grow the registry without bound. The two latency histograms are also bounded while
+// clusters stay: only the first ClusterLatencyOptions.MaxClusters clusters of a controller (100
+// by default) get series of their own, the others share the cluster label OtherClusters.
 package metrics

@@ -52,7 +52,12 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(EngagedClusters, EngageAttempts, EngageDuration, ReconcileTotal, ClusterSourceErrors)
 }
 
-// ForgetCluster deletes every series labeled with the cluster.
+// ForgetCluster deletes every series labeled with the cluster, and frees its places in the
+// per-cluster latency histograms (see ClusterLatencyOptions).
 func ForgetCluster(name multicluster.ClusterName) {
-	ReconcileTotal.DeletePartialMatch(prometheus.Labels{"cluster": string(name)})
+	labels := prometheus.Labels{"cluster": string(name)}
+	ReconcileTotal.DeletePartialMatch(labels)
+	ClusterBreakerState.DeletePartialMatch(labels)
+	ClusterBreakerTransitions.DeletePartialMatch(labels)
+	clusterLatency.forget(name)
 }

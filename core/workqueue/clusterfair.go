@@ -1,16 +1,19 @@
 package workqueue
 
 import (
-	"cmp"
 	"container/heap"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	kworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"mcr.dev/core/metrics"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/reconcile"
 )
 
@@ -24,6 +27,45 @@ type Options struct {
 	// workqueue_adds_total, ... with the labels name and controller set to the queue's name), as
 	// controller-runtime's queues report them.
 	MetricsProvider kworkqueue.MetricsProvider
+
+	// MaxInFlightPerCluster caps the requests of one cluster being processed at once: a cluster
+	// at its cap is passed over by Get, and its requests wait, until one of its requests is Done;
+	// other clusters go on. It keeps a cluster with slow reconciles from occupying every worker.
+	//
+	// Defaults to 0: no cap.
+	MaxInFlightPerCluster int
+
+	// Breaker, when set, turns on a circuit breaker per cluster: a cluster whose reconciles fail
+	// FailureThreshold times in a row is parked, its requests held back, for a backoff; then one
+	// of its requests goes through as a probe, whose success serves the cluster again and whose
+	// failure parks it for twice as long. The queue learns outcomes from what the controller does
+	// with a request it processes (see the package documentation). Zero fields take their
+	// documented defaults.
+	//
+	// Defaults to nil: no breaker.
+	Breaker *BreakerOptions
+
+	// Logger logs the breaker's transitions, with the cluster under the key "cluster".
+	//
+	// Defaults to controller-runtime's logger (sigs.k8s.io/controller-runtime/pkg/log.Log) named
+	// "workqueue", with the queue's name under the key "controller".
+	Logger logr.Logger
+}
+
+// withDefaults returns the options with every unset field defaulted, for the queue named name.
+func (o Options) withDefaults(name string) Options {
+	if o.MetricsProvider == nil {
+		o.MetricsProvider = defaultMetricsProvider
+	}
+	o.MaxInFlightPerCluster = max(o.MaxInFlightPerCluster, 0)
+	if o.Breaker != nil {
+		b := o.Breaker.withDefaults()
+		o.Breaker = &b
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = ctrllog.Log.WithName("workqueue").WithValues("controller", name)
+	}
+	return o
 }
 
 // ClusterFairQueue returns a function for controller-runtime's TypedOptions.NewQueue that builds
@@ -42,15 +84,20 @@ func ClusterFairQueue[request reconcile.ClusterAware[request]](opts Options) fun
 // of NumRequeues and Forget; nil means per-item exponential back-off from 5ms to 1000s, as in
 // controller-runtime's priority queue.
 //
-// The queue runs one goroutine, for delayed requests and metrics; ShutDown ends it.
+// The queue runs one goroutine, for delayed requests, breakers and metrics; ShutDown ends it.
 func NewClusterFair[request reconcile.ClusterAware[request]](name string, rateLimiter kworkqueue.TypedRateLimiter[request], opts Options) priorityqueue.PriorityQueue[request] {
 	return newClusterFair(name, rateLimiter, opts, clock.RealClock{})
 }
 
 // clusterFair implements NewClusterFair.
 type clusterFair[request reconcile.ClusterAware[request]] struct {
+	// name names the queue's metrics; empty records none.
+	name        string
 	rateLimiter kworkqueue.TypedRateLimiter[request]
 	clock       clock.WithTicker
+	log         logr.Logger
+	maxInFlight int
+	breaker     *BreakerOptions
 
 	mu sync.Mutex
 	// readyCond wakes Get callers; drainedCond wakes ShutDownWithDrain. Separate conditions keep
@@ -61,12 +108,19 @@ type clusterFair[request reconcile.ClusterAware[request]] struct {
 	// items holds every queued request (waiting, ready or parked).
 	items map[request]*entry[request]
 	// processing holds requests handed out and not yet Done.
-	processing map[request]struct{}
+	processing map[request]inFlight
 	ready      readyOrder[request]
 	waiting    waitingHeap[request]
 	parked     int
 	seq        uint64
 	metrics    *queueMetrics[request]
+
+	// gates holds the account of each cluster when caps or the breaker are on; nil otherwise.
+	gates map[multicluster.ClusterName]*clusterGate
+	// reopening holds the open breakers, by the time they turn half open.
+	reopening reopeningHeap
+	// events holds breaker transitions to log once the lock is released.
+	events []breakerEvent
 
 	// timer fires when the earliest waiting request is due; armedFor is that time, zero when
 	// the timer is stopped.
@@ -88,16 +142,24 @@ func newClusterFair[request reconcile.ClusterAware[request]](name string, rateLi
 	if rateLimiter == nil {
 		rateLimiter = kworkqueue.NewTypedItemExponentialFailureRateLimiter[request](5*time.Millisecond, 1000*time.Second)
 	}
+	opts = opts.withDefaults(name)
 	q := &clusterFair[request]{
+		name:        name,
 		rateLimiter: rateLimiter,
 		clock:       clk,
+		log:         opts.Logger,
+		maxInFlight: opts.MaxInFlightPerCluster,
+		breaker:     opts.Breaker,
 		items:       map[request]*entry[request]{},
-		processing:  map[request]struct{}{},
+		processing:  map[request]inFlight{},
 		ready:       newReadyOrder[request](),
-		metrics:     newQueueMetrics[request](cmp.Or(opts.MetricsProvider, defaultMetricsProvider), name, clk),
+		metrics:     newQueueMetrics[request](opts.MetricsProvider, name, clk),
 		timer:       clk.NewTimer(time.Hour),
 		stop:        make(chan struct{}),
 		loopExited:  make(chan struct{}),
+	}
+	if q.maxInFlight > 0 || q.breaker != nil {
+		q.gates = map[multicluster.ClusterName]*clusterGate{}
 	}
 	q.timer.Stop()
 	q.readyCond = sync.NewCond(&q.mu)
@@ -157,6 +219,14 @@ func (q *clusterFair[request]) AddWithOpts(o priorityqueue.AddOpts, items ...req
 			readyAt = now.Add(after)
 			q.metrics.retry()
 		}
+		if o.RateLimited && q.breaker != nil {
+			// A rate-limited add of a request being processed is how the controller retries a
+			// failed reconcile: the breaker counts it at Done.
+			if f, busy := q.processing[item]; busy {
+				f.failed = true
+				q.processing[item] = f
+			}
+		}
 		q.lockedAdd(item, priority, readyAt)
 	}
 }
@@ -167,6 +237,9 @@ func (q *clusterFair[request]) lockedAdd(item request, priority int, readyAt tim
 	if !queued {
 		e = &entry[request]{key: item, cluster: item.Cluster(), priority: priority, heapIndex: -1}
 		q.items[item] = e
+		if q.lockedGated() {
+			q.lockedGate(e.cluster).queued++
+		}
 		if readyAt.IsZero() {
 			q.lockedMakeDue(e)
 		} else {
@@ -212,6 +285,9 @@ func (q *clusterFair[request]) lockedWait(e *entry[request], readyAt time.Time) 
 // lockedMakeDue makes e ready, or parks it while its request is being processed.
 func (q *clusterFair[request]) lockedMakeDue(e *entry[request]) {
 	e.readyAt = time.Time{}
+	if q.name != "" {
+		e.dueAt = q.clock.Now()
+	}
 	q.metrics.add(e.key)
 	if _, busy := q.processing[e.key]; busy {
 		e.state = stateParked
@@ -230,9 +306,10 @@ func (q *clusterFair[request]) lockedArmIfEarlier(readyAt time.Time) {
 	}
 }
 
-// lockedPromoteDue makes every due waiting request ready and arms the timer for the next one.
-// Both happen under the lock, so once a promoted request is visible the timer is already set for
-// the next: tests stepping a fake clock see no gap.
+// lockedPromoteDue makes every due waiting request ready, turns open breakers whose backoff has
+// passed half open, and arms the timer for the next of either. All happens under the lock, so
+// once a promoted request is visible the timer is already set for the next: tests stepping a
+// fake clock see no gap.
 func (q *clusterFair[request]) lockedPromoteDue() {
 	// A pending tick is consumed here: this call does the work it asks for. Without this, a fake
 	// clock's buffered timer channel could hold a stale tick past a Reset.
@@ -244,13 +321,22 @@ func (q *clusterFair[request]) lockedPromoteDue() {
 	for len(q.waiting) > 0 && !q.waiting[0].readyAt.After(now) {
 		q.lockedMakeDue(heap.Pop(&q.waiting).(*entry[request]))
 	}
-	if len(q.waiting) == 0 {
+	q.lockedPromoteReopening(now)
+
+	var next time.Time
+	if len(q.waiting) > 0 {
+		next = q.waiting[0].readyAt
+	}
+	if len(q.reopening) > 0 && (next.IsZero() || q.reopening[0].reopenAt.Before(next)) {
+		next = q.reopening[0].reopenAt
+	}
+	if next.IsZero() {
 		q.timer.Stop()
 		q.armedFor = time.Time{}
 		return
 	}
-	q.armedFor = q.waiting[0].readyAt
-	q.timer.Reset(q.armedFor.Sub(now))
+	q.armedFor = next
+	q.timer.Reset(next.Sub(now))
 }
 
 // loop is the queue's only goroutine: it promotes delayed requests when the timer fires and
@@ -272,7 +358,9 @@ func (q *clusterFair[request]) loop(ticker clock.Ticker) {
 			if !q.shuttingDown {
 				q.lockedPromoteDue()
 			}
+			events := q.lockedTakeEvents()
 			q.mu.Unlock()
+			q.logEvents(events)
 		case <-ticks:
 			q.mu.Lock()
 			if !q.shuttingDown {
@@ -293,12 +381,13 @@ func (q *clusterFair[request]) Get() (item request, shutdown bool) {
 // GetWithPriority is Get that also returns the priority the request was queued with.
 func (q *clusterFair[request]) GetWithPriority() (item request, priority int, shutdown bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	for {
 		if q.shuttingDown {
 			// While draining, requests already due are still handed out, including parked ones
-			// that become ready at Done.
-			if !q.draining || (q.ready.len() == 0 && q.parked == 0) {
+			// that become ready at Done and those held back by their cluster's cap, which is
+			// freed at Done.
+			if !q.draining || (q.ready.len() == 0 && q.parked == 0 && q.ready.heldLen() == 0) {
+				q.mu.Unlock()
 				var zero request
 				return zero, 0, true
 			}
@@ -313,32 +402,54 @@ func (q *clusterFair[request]) GetWithPriority() (item request, priority int, sh
 
 	e := q.ready.pop()
 	delete(q.items, e.key)
-	q.processing[e.key] = struct{}{}
+	q.processing[e.key] = q.lockedHandedOut(e.cluster)
 	q.metrics.get(e.key)
+	var waited time.Duration
+	if q.name != "" {
+		waited = q.clock.Since(e.dueAt)
+	}
+	q.mu.Unlock()
+
+	if q.name != "" {
+		metrics.ObserveQueueWait(q.name, e.cluster, waited)
+	}
 	return e.key, e.priority, false
 }
 
 // Done marks item as processed. If it was added while being processed, it is queued again now.
 func (q *clusterFair[request]) Done(item request) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if _, ok := q.processing[item]; !ok {
-		return
+	events := q.lockedDone(item)
+	q.mu.Unlock()
+	q.logEvents(events)
+}
+
+func (q *clusterFair[request]) lockedDone(item request) []breakerEvent {
+	f, ok := q.processing[item]
+	if !ok {
+		return nil
 	}
 	delete(q.processing, item)
 	q.metrics.done(item)
 
 	if e, ok := q.items[item]; ok && e.state == stateParked {
 		q.parked--
-		e.state = stateReady
-		q.ready.push(e)
-		q.readyCond.Signal()
+		if q.shuttingDown && q.lockedGated() && q.gates[e.cluster].breakerBlocks() {
+			// Held back by an open breaker, which no longer reopens: dropped, as at ShutDown.
+			q.lockedDrop(e)
+		} else {
+			e.state = stateReady
+			q.ready.push(e)
+			q.readyCond.Signal()
+		}
 	}
+	q.lockedFinished(item.Cluster(), f)
 	if q.draining {
 		// Get callers may be waiting only for parked requests; let them re-check.
 		q.readyCond.Broadcast()
 		q.drainedCond.Broadcast()
 	}
+	return q.lockedTakeEvents()
 }
 
 // Forget tells the rate limiter to forget item's failures.
@@ -351,8 +462,9 @@ func (q *clusterFair[request]) NumRequeues(item request) int {
 	return q.rateLimiter.NumRequeues(item)
 }
 
-// Len returns the number of requests ready to be handed out. Delayed requests and requests added
-// while being processed are not counted until they are ready.
+// Len returns the number of requests ready to be handed out. Delayed requests, requests added
+// while being processed and requests held back by their cluster's cap or breaker are not counted
+// until they can be handed out.
 func (q *clusterFair[request]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -392,15 +504,34 @@ func (q *clusterFair[request]) ShutDownWithDrain() {
 	q.stopLoop()
 }
 
-// lockedShutDown rejects further adds and drops delayed requests.
+// lockedShutDown rejects further adds and drops delayed requests and the requests held back by
+// an open breaker: a queue that shuts down does not wait for breakers.
 func (q *clusterFair[request]) lockedShutDown() {
 	q.shuttingDown = true
 	for _, e := range q.waiting {
-		delete(q.items, e.key)
+		q.lockedDrop(e)
 	}
 	q.waiting = nil
+	for _, g := range q.gates {
+		if g.breakerBlocks() {
+			for _, e := range q.ready.removeCluster(g.name) {
+				q.lockedDrop(e)
+			}
+		}
+	}
+	q.reopening = nil
 	q.timer.Stop()
 	q.armedFor = time.Time{}
+}
+
+// lockedDrop forgets a queued entry that will not be handed out.
+func (q *clusterFair[request]) lockedDrop(e *entry[request]) {
+	delete(q.items, e.key)
+	if q.lockedGated() {
+		g := q.gates[e.cluster]
+		g.queued--
+		q.lockedDropGateIfIdle(g)
+	}
 }
 
 func (q *clusterFair[request]) stopLoop() {
