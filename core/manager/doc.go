@@ -16,4 +16,8 @@
 //   - GetCluster for an unknown name always wraps multicluster.ErrClusterNotFound.
 //   - Several replicas can share the fleet (WithSharding): each cluster is engaged on exactly one
 //     live replica, fenced by Kubernetes Leases, and moves when replicas come and go.
+//   - Scheme, cache options and client rate limits can be set once for every member and the local
+//     cluster (WithClusterDefaults), the providers' own options winning.
+//   - Operations: FleetReadyCheck for readiness probes, AddFleetDebugHandler for a debug page of
+//     the fleet on the metrics server (docs/operations.md).
 package manager

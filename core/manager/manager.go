@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"mcr.dev/core/clusters"
 	mccontext "mcr.dev/core/context"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
@@ -140,6 +141,9 @@ func New(config *rest.Config, provider multicluster.Provider, opts Options, mcOp
 			mcOpts = append(slices.Clone(mcOpts), WithSharding(shardingOpts))
 		}
 	}
+	if probe.clusterDefaults != nil {
+		config, opts = inheritLocal(*probe.clusterDefaults, config, opts)
+	}
 	local, err := manager.New(config, opts)
 	if err != nil {
 		return nil, err
@@ -161,6 +165,7 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 	if provider == nil {
 		m.engageLocal = true
 	}
+	m.handClusterDefaults(provider)
 	if m.shardingOpts != nil && provider != nil {
 		opts := *m.shardingOpts
 		if opts.Config == nil {
@@ -193,6 +198,7 @@ type engagedCluster struct {
 	cluster cluster.Cluster
 	ctx     context.Context
 	cancel  context.CancelFunc
+	since   time.Time // for the fleet debug endpoint
 }
 
 type mcManager struct {
@@ -204,6 +210,7 @@ type mcManager struct {
 	providerNeedsLeader bool
 	shardingOpts        *sharding.Options
 	coordinator         *sharding.Coordinator // nil unless sharding
+	clusterDefaults     *clusters.Defaults    // nil unless WithClusterDefaults
 
 	mu      sync.Mutex
 	awares  []multicluster.Aware
@@ -244,7 +251,7 @@ func (m *mcManager) engageAwares(ctx context.Context, name multicluster.ClusterN
 		old.cancel()
 	}
 	engCtx, cancel := context.WithCancel(ctx)
-	e := &engagedCluster{cluster: cl, ctx: engCtx, cancel: cancel}
+	e := &engagedCluster{cluster: cl, ctx: engCtx, cancel: cancel, since: time.Now()}
 	m.engaged[name] = e
 	metrics.EngagedClusters.Inc()
 	awares := slices.Clone(m.awares)

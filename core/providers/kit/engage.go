@@ -170,7 +170,8 @@ func (e *Engine[K]) IsEngaged(name multicluster.ClusterName) bool {
 
 // Engage brings the member m of key to engaged with the member's current credentials: it
 // finishes the config (Options.RESTOptions, default QPS and Burst), builds the cluster with
-// Options.ClusterOptions, checks access (unless Options.SkipAccessCheck), engages it in the
+// Options.ClusterOptions (both under the manager's cluster defaults, see SetClusterDefaults),
+// checks access (unless Options.SkipAccessCheck), engages it in the
 // provider's Clusters (replacing an instance with other credentials), and reports the outcome
 // on m.Regarding and in the log. A member already engaged with equal credentials costs a
 // comparison. Problems are reported as Fail reports them; the Result asks for a retry when the
@@ -189,7 +190,8 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	cl, cfg := m.Cluster, (*rest.Config)(nil)
 	if cl == nil {
 		var err error
-		if cfg, err = e.opts.Options.RESTConfig(m.Config); err != nil {
+		opts := e.memberOptions()
+		if cfg, err = opts.RESTConfig(m.Config); err != nil {
 			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, err))
 		}
 		// A URL with credentials must never reach client-go, whose errors and klog lines
@@ -206,7 +208,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		}
 		// The cluster gets a copy of its own: client-go writes into the exec configuration of
 		// a config it copies, and cfg is kept to compare with the next one.
-		if cl, err = cluster.New(clusters.CopyConfig(cfg), e.opts.Options.ClusterOptions...); err != nil {
+		if cl, err = cluster.New(clusters.CopyConfig(cfg), opts.ClusterOptions...); err != nil {
 			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, fmt.Errorf("creating the cluster: %w", err)))
 		}
 		if !e.opts.Options.SkipAccessCheck {
@@ -223,6 +225,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 			}
 		}
 	} else {
+		e.noteDefaultsUnused()
 		// st.engaged is cleared under e.mu when an engaged instance's context ends.
 		e.mu.Lock()
 		same := engaged && st.engaged == cl

@@ -106,6 +106,10 @@ type Engine[K comparable] struct {
 	events    Events
 	problems  Problems
 	started   atomic.Bool
+	inherited atomic.Pointer[clusters.Defaults] // the manager's cluster defaults, see SetClusterDefaults
+	// inheritedUnused is set once the log says the defaults do not reach a member the provider
+	// built itself.
+	inheritedUnused atomic.Bool
 
 	mu      sync.Mutex
 	running bool // between the start of Run's loop and its end: lost members are queued

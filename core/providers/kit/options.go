@@ -44,13 +44,15 @@ type Options struct {
 	// must be deterministic: a field set to a new value on every call (a new Transport, say)
 	// makes every resync look like a credential change. An error is a problem of the member.
 	//
-	// Defaults to none. Configs that set neither QPS nor Burst get DefaultQPS and DefaultBurst
-	// first.
+	// Defaults to none. Configs that set neither QPS nor Burst get the QPS and Burst of the
+	// manager's cluster defaults (clusters.Defaults), or else DefaultQPS and DefaultBurst, first.
 	RESTOptions []func(*rest.Config) error
 
-	// ClusterOptions are passed to cluster.New for every member (scheme, cache options, ...).
+	// ClusterOptions are passed to cluster.New for every member (scheme, cache options, ...),
+	// after the manager's cluster defaults (clusters.Defaults), so that they win.
 	//
-	// Defaults to none: the client-go scheme and a cache of all namespaces.
+	// Defaults to none: the manager's cluster defaults, else the client-go scheme and a cache of
+	// all namespaces.
 	ClusterOptions []cluster.Option
 
 	// CacheSyncTimeout bounds, for each member, the access check and the wait for its cache to
@@ -98,6 +100,23 @@ type Options struct {
 	// Defaults to controller-runtime's logger named after the provider, e.g.
 	// "clusterapi-provider".
 	Logger logr.Logger
+
+	// inheritedQPS and inheritedBurst come from the manager's cluster defaults (Inherit).
+	inheritedQPS   float32
+	inheritedBurst int
+}
+
+// Inherit returns o under the manager's cluster defaults d, with the precedence
+// clusters.Defaults describes: d's Scheme and Cache are applied before ClusterOptions, and d's
+// QPS and Burst replace DefaultQPS and DefaultBurst for member configs that set neither, before
+// RESTOptions run. The Engine builds every member with it once the manager has handed the
+// provider its defaults (Members.SetClusterDefaults).
+func (o Options) Inherit(d clusters.Defaults) Options {
+	o.ClusterOptions = append([]cluster.Option{d.ClusterOption()}, o.ClusterOptions...)
+	if d.QPS != 0 || d.Burst != 0 {
+		o.inheritedQPS, o.inheritedBurst = d.QPS, d.Burst
+	}
+	return o
 }
 
 // SetDefaults applies the defaults of every zero field; name is the provider's name, e.g.
@@ -124,13 +143,17 @@ func (o *Options) SetDefaults(name string) {
 	o.Logger = RedactLogger(o.Logger)
 }
 
-// RESTConfig returns a copy of cfg finished for a member: QPS and Burst default to DefaultQPS
-// and DefaultBurst when cfg sets neither, then RESTOptions apply in order. An error names the
-// option as "Options.RESTOptions[i]".
+// RESTConfig returns a copy of cfg finished for a member: QPS and Burst default to those of the
+// inherited cluster defaults (Inherit), else to DefaultQPS and DefaultBurst, when cfg sets
+// neither, then RESTOptions apply in order. An error names the option as
+// "Options.RESTOptions[i]".
 func (o *Options) RESTConfig(cfg *rest.Config) (*rest.Config, error) {
 	cfg = clusters.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.Burst == 0 {
 		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+		if o.inheritedQPS != 0 || o.inheritedBurst != 0 {
+			cfg.QPS, cfg.Burst = o.inheritedQPS, o.inheritedBurst
+		}
 	}
 	for i, opt := range o.RESTOptions {
 		if err := opt(cfg); err != nil {
