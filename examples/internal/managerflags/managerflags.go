@@ -93,7 +93,8 @@ func (f *Flags) ManagerOptions() mcr.Options {
 	}
 }
 
-// AddHealthChecks adds the liveness and readiness checks a deployment probes.
+// AddHealthChecks adds the liveness and readiness checks a deployment probes, and the fleet
+// debug page on the metrics server.
 func AddHealthChecks(mgr mcr.Manager) error {
 	return errors.Join(
 		mgr.AddHealthzCheck("healthz", healthz.Ping),
@@ -101,6 +102,8 @@ func AddHealthChecks(mgr mcr.Manager) error {
 		// Ready once the provider has listed its members and the controllers have synced
 		// every engaged cluster: a new replica of a rolling update waits for its fleet.
 		mgr.AddReadyzCheck("fleet", mcmanager.FleetReadyCheck(mgr, mcmanager.ReadyCheckOptions{})),
+		// What on-call reads first: curl <metrics address>/debug/fleet (docs/operations.md).
+		mcmanager.AddFleetDebugHandler(mgr, mcmanager.DefaultFleetDebugPath),
 	)
 }
 
