@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +16,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -57,12 +59,19 @@ func TestConformance(t *testing.T) {
 	// The provider's log lines and Events (on Clusters and Secrets), which must never quote a
 	// member's credentials.
 	providerLogs := &providertest.LogBuffer{}
+	// The provider reaches the management cluster through a forwarder, which SourceOutage takes
+	// down and up again: to the provider, the management cluster's apiserver restarts. The
+	// shared apiserver itself keeps serving the package's other tests.
+	mgmtLink := envtest.StartForwarderForTest(t, fleet.Member("mgmt"))
+	mgmtConfig := rest.CopyConfig(fleet.Member("mgmt").Config())
+	mgmtConfig.Host = mgmtLink.URL()
+	const resync = 2 * time.Second
 	harness := capiHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return clusterapi.New(fleet.Member("mgmt").Config(), clusterapi.Options{
+			return clusterapi.New(mgmtConfig, clusterapi.Options{
 				Namespaces: []string{conformanceNamespace},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger()},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: resync},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control
@@ -98,6 +107,11 @@ func TestConformance(t *testing.T) {
 			events, err := conformance.EventTexts(ctx, mgmt, conformanceNamespace)
 			return append(providerLogs.Lines(), events...), err
 		},
+		SourceOutage: func(context.Context) (func(context.Context) error, error) {
+			mgmtLink.Down()
+			return func(context.Context) error { return mgmtLink.Up() }, nil
+		},
+		Resync: resync,
 		// A change that is not a change of the member: a label on the Cluster and an annotation
 		// on its Secret.
 		Update: func(ctx context.Context, name string) error {
@@ -130,6 +144,8 @@ func TestConformance(t *testing.T) {
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
 			conformance.CredentialHygiene,
+			conformance.SourceRestart,
+			conformance.PeriodicResync,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

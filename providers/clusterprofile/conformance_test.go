@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -93,14 +95,21 @@ func TestConformance(t *testing.T) {
 	// The provider's log lines and Events (on the ClusterProfiles), which must never quote a
 	// member's credentials.
 	providerLogs := &providertest.LogBuffer{}
+	// The provider reaches the hub through a forwarder, which SourceOutage takes down and up
+	// again: to the provider, the hub's apiserver restarts. The shared hub itself keeps serving
+	// the package's other tests and the access plugin, which reads its token Secrets directly.
+	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
+	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
+	hubConfig.Host = hubLink.URL()
+	const resync = 2 * time.Second
 	harness := profileHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return clusterprofile.New(fleet.Member("hub").Config(), clusterprofile.Options{
+			return clusterprofile.New(hubConfig, clusterprofile.Options{
 				AccessProviders:    providers,
 				Namespaces:         []string{conformanceNamespace},
 				UnreadyGracePeriod: 200 * time.Millisecond,
-				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger()},
+				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: resync},
 			})
 		},
 		Write: writeMember,
@@ -115,6 +124,11 @@ func TestConformance(t *testing.T) {
 			events, err := conformance.EventTexts(ctx, hub, conformanceNamespace)
 			return append(providerLogs.Lines(), events...), err
 		},
+		SourceOutage: func(context.Context) (func(context.Context) error, error) {
+			hubLink.Down()
+			return func(context.Context) error { return hubLink.Up() }, nil
+		},
+		Resync: resync,
 		// A change that is not a change of the member: a label, the health condition probed
 		// again, and KEP-2149 properties with a new observation time.
 		Update: func(ctx context.Context, name string) error {
@@ -149,6 +163,8 @@ func TestConformance(t *testing.T) {
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
 			conformance.CredentialHygiene,
+			conformance.SourceRestart,
+			conformance.PeriodicResync,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

@@ -30,11 +30,13 @@ func TestConformance(t *testing.T) {
 	// The provider's log lines, which must never quote a member's credentials; it records no
 	// Events (no host cluster).
 	providerLogs := &providertest.LogBuffer{}
+	// Every file is read again this often: short, for NoReengageOnResync.
+	const resync = 2 * time.Second
 
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger()}})
+			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync}})
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			data, err := withContextName(kubeconfig, name)
@@ -61,6 +63,7 @@ func TestConformance(t *testing.T) {
 		ClusterName: func(name string) multicluster.ClusterName {
 			return multicluster.ClusterName(name + ".kubeconfig+" + name)
 		},
+		Resync: resync,
 	}
 
 	conformance.Run(t, harness, conformance.Options{
@@ -70,6 +73,9 @@ func TestConformance(t *testing.T) {
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
 			conformance.CredentialHygiene,
+			conformance.PeriodicResync,
+			// Not SourceRestart: the source of truth is the local filesystem, which has no outage
+			// to survive.
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -25,6 +26,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -41,6 +43,38 @@ var conformanceFeatures = []conformance.Feature{
 	conformance.Scale,
 	conformance.UnresponsiveMembers,
 	conformance.CredentialHygiene,
+	conformance.SourceRestart,
+	conformance.PeriodicResync,
+}
+
+// conformanceResync is the ResyncPeriod of the providers under test: short, for
+// NoReengageOnResync.
+const conformanceResync = 2 * time.Second
+
+// startForwarder puts a forwarder before the HTTPS server at url (https://host:port) until the
+// suite ends: the provider reaches its source of truth through it, and StopSource takes it down
+// and up again, which to the provider is a restart of that apiserver while the server itself
+// keeps serving everyone else.
+func startForwarder(url string) *envtest.Forwarder {
+	link, err := envtest.StartForwarder(strings.TrimPrefix(url, "https://"))
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	ginkgo.DeferCleanup(link.Close)
+	return link
+}
+
+// behind returns a copy of cfg that reaches its server through link.
+func behind(cfg *rest.Config, link *envtest.Forwarder) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Host = link.URL()
+	return cfg
+}
+
+// outage takes link down and returns the restart that brings it up again.
+func outage(link *envtest.Forwarder) (func(context.Context) error, error) {
+	link.Down()
+	return func(context.Context) error { return link.Up() }, nil
 }
 
 // conformanceReports is where each topology's YAML report is written; TestConformance logs
@@ -107,6 +141,8 @@ const gardenNamespace = "garden-conformance"
 type gardenHarness struct {
 	fleet *conformance.Fleet
 	proxy *frontproxy.Server
+	// link stands between the providers and the front-proxy: the garden as they see it.
+	link *envtest.Forwarder
 	// logs receives the log lines of every provider instance, for Reports.
 	logs providertest.LogBuffer
 
@@ -122,6 +158,8 @@ var (
 	_ conformance.ReadinessToggler          = &gardenHarness{}
 	_ conformance.UnresponsiveMemberCreator = &gardenHarness{}
 	_ conformance.ReportSource              = &gardenHarness{}
+	_ conformance.SourceRestarter           = &gardenHarness{}
+	_ conformance.Resyncer                  = &gardenHarness{}
 )
 
 func newGardenHarness() *gardenHarness {
@@ -139,6 +177,7 @@ func newGardenHarness() *gardenHarness {
 	}
 	ginkgo.DeferCleanup(proxy.Close)
 	h.proxy = proxy
+	h.link = startForwarder(proxy.URL())
 	return h
 }
 
@@ -158,11 +197,19 @@ func (h *gardenHarness) mint(_ context.Context, shoot *gardencorev1beta1.Shoot, 
 }
 
 func (h *gardenHarness) NewProvider(context.Context) (multicluster.Provider, error) {
-	return gardener.New(h.proxy.ConfigFor(gardenIdentity), gardener.Options{
+	return gardener.New(behind(h.proxy.ConfigFor(gardenIdentity), h.link), gardener.Options{
 		Namespaces: []string{gardenNamespace},
-		Options:    kit.Options{RetryMaxDelay: time.Second, Logger: h.logs.Logger()},
+		Options:    kit.Options{RetryMaxDelay: time.Second, Logger: h.logs.Logger(), ResyncPeriod: conformanceResync},
 	})
 }
+
+// StopSource takes the garden down for the providers: the forwarder before the front-proxy
+// refuses connections and drops the open ones.
+func (h *gardenHarness) StopSource(context.Context) (func(context.Context) error, error) {
+	return outage(h.link)
+}
+
+func (h *gardenHarness) ResyncPeriod() time.Duration { return conformanceResync }
 
 // Reports returns the providers' log lines and the Events on the Shoots, which the provider
 // records through the front-proxy in the host cluster.
@@ -310,15 +357,19 @@ func seedNamespace(name string) string { return "shoot--" + seedProject + "--" +
 
 func newSeedHarness() seedHarness {
 	logs := &providertest.LogBuffer{}
+	// The providers reach the seed through a forwarder; SourceOutage takes it down and up again.
+	link := startForwarder(fleet.Member("host").Host())
 	return seedHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return gardener.New(fleet.Member("host").Config(), gardener.Options{
+			return gardener.New(behind(fleet.Member("host").Config(), link), gardener.Options{
 				Topology:   gardener.TopologySeed,
 				Namespaces: []string{"garden-" + seedProject},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger()},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: conformanceResync},
 			})
 		},
+		SourceOutage: func(context.Context) (func(context.Context) error, error) { return outage(link) },
+		Resync:       conformanceResync,
 		// The Secret first, then the Cluster object: gardenlet creates the namespace and its
 		// Secrets before extensions see the Cluster.
 		Write: func(ctx context.Context, name string, kubeconfig []byte) error {

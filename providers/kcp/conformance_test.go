@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +17,11 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kcp"
+	"mcr.dev/providers/kcp/internal/frontproxy"
 )
 
 // kcpHarness makes each conformance member a logical cluster of the test shards: the fleet
@@ -25,22 +29,72 @@ import (
 // ready APIBinding annotated with it appears there, as when a workspace binds the APIExport.
 // The member's direct client is a client of the logical cluster through the shard's scoped
 // path, so that the suite's markers are written into that logical cluster.
+//
+// The provider reaches kcp only through forwarders: one before the workspace of the slice and one
+// before each shard, whose URLs the slice lists. StopSource takes them all down, which to the
+// provider is a restart of kcp (as TestHostRestart stops every apiserver it depends on), while
+// the shared apiservers and shards keep serving the package's other tests.
 type kcpHarness struct {
 	fleet *conformance.Fleet
 	slice string
+	// host is before the slice's workspace; links are every forwarder, host included.
+	host  *envtest.Forwarder
+	links []*envtest.Forwarder
 }
 
 var (
 	_ conformance.Harness          = &kcpHarness{}
 	_ conformance.ReadinessToggler = &kcpHarness{}
+	_ conformance.SourceRestarter  = &kcpHarness{}
+	_ conformance.Resyncer         = &kcpHarness{}
 )
 
+// conformanceResync is the ResyncPeriod of the providers under test: short, for
+// NoReengageOnResync.
+const conformanceResync = 2 * time.Second
+
 func (h *kcpHarness) NewProvider(context.Context) (multicluster.Provider, error) {
-	return kcp.New(providerConfig(), h.slice, kcp.Options{Options: kit.Options{
+	cfg := providerConfig()
+	cfg.Host = h.host.URL()
+	return kcp.New(cfg, h.slice, kcp.Options{Options: kit.Options{
 		CacheSyncTimeout: 30 * time.Second,
 		RetryMinDelay:    100 * time.Millisecond,
 		RetryMaxDelay:    2 * time.Second,
+		ResyncPeriod:     conformanceResync,
 	}})
+}
+
+// StopSource takes every forwarder down: connections to kcp are refused and open ones dropped.
+func (h *kcpHarness) StopSource(context.Context) (func(context.Context) error, error) {
+	for _, l := range h.links {
+		l.Down()
+	}
+	return func(context.Context) error {
+		var errs []error
+		for _, l := range h.links {
+			errs = append(errs, l.Up())
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+func (h *kcpHarness) ResyncPeriod() time.Duration { return conformanceResync }
+
+// forwardShard puts a forwarder before the shard until the test ends and returns it with the
+// shard's virtual workspace URL through it.
+func forwardShard(t *testing.T, shard *frontproxy.Server) (*envtest.Forwarder, string) {
+	t.Helper()
+	u, err := url.Parse(shard.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := envtest.StartForwarder(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	u.Host = strings.TrimPrefix(link.URL(), "https://")
+	return link, u.String()
 }
 
 // memberBinding returns the APIBinding of a member.
@@ -124,15 +178,25 @@ func (h *kcpHarness) SetReady(ctx context.Context, m conformance.Member, ready b
 // TestConformance runs the mcr conformance suite against the provider with its default options
 // (APIBindings, ready when their Ready condition is True) on a slice with both shards.
 func TestConformance(t *testing.T) {
+	host := envtest.StartForwarderForTest(t, fleet.Member("host"))
+	linkA, urlA := forwardShard(t, shardA)
+	linkB, urlB := forwardShard(t, shardB)
 	harness := &kcpHarness{
 		fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
-		slice: newSlice(t, shardA.URL(), shardB.URL()),
+		slice: newSlice(t, urlA, urlB),
+		host:  host,
+		links: []*envtest.Forwarder{host, linkA, linkB},
 	}
 	conformance.Run(t, harness, conformance.Options{
 		Features: []conformance.Feature{
 			conformance.MemberReadiness,
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
+			conformance.PeriodicResync,
+			// Not SourceRestart yet, although the harness implements it: a binding deleted while
+			// the wildcard watch reconnects stays in the cache (kcp-dev/apimachinery v2.32.0 drops
+			// the relist's tombstone, see TestHostRestart), so SurvivesSourceRestart fails about
+			// every other run with the deleted member still engaged.
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

@@ -28,13 +28,15 @@ func TestConformance(t *testing.T) {
 	// The provider's log lines, which must never quote a member's credentials; it records no
 	// Events (no host cluster).
 	providerLogs := &providertest.LogBuffer{}
+	// Every known cluster is synced again this often: short, for NoReengageOnResync.
+	const resync = 2 * time.Second
 
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			// A poll every second keeps the suite quick without flooding the stand-in: each poll
 			// runs about eight engine commands per cluster, and the Scale test has thirty.
-			return kind.New(kind.Options{PollInterval: time.Second, Options: kit.Options{Logger: providerLogs.Logger()}}), nil
+			return kind.New(kind.Options{PollInterval: time.Second, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync}}), nil
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			return kc.Create(name, kubeconfig)
@@ -53,6 +55,7 @@ func TestConformance(t *testing.T) {
 				}
 			})
 		},
+		Resync: resync,
 	}
 
 	conformance.Run(t, harness, conformance.Options{
@@ -62,6 +65,9 @@ func TestConformance(t *testing.T) {
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
 			conformance.CredentialHygiene,
+			conformance.PeriodicResync,
+			// Not SourceRestart: the source of truth is the kind command line over the container
+			// engine (here the stand-in), not an apiserver the test could take down.
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

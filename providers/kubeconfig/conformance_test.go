@@ -8,10 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
@@ -49,13 +51,22 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The provider reaches the hub through a forwarder, which SourceOutage takes down and up
+	// again: to the provider, the hub's apiserver restarts. The shared hub itself keeps serving
+	// the package's other tests.
+	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
+	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
+	hubConfig.Host = hubLink.URL()
+	const resync = 2 * time.Second
+
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2"), fleet.Member("m3")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			opts := testOptions(ns)
 			opts.RetryMaxDelay = time.Second
+			opts.ResyncPeriod = resync
 			opts.Logger = providerLogs.Logger().WithName("provider")
-			return kubeconfig.New(fleet.Member("hub").Config(), opts)
+			return kubeconfig.New(hubConfig, opts)
 		},
 		Write: write,
 		Delete: func(ctx context.Context, name string) error {
@@ -69,6 +80,11 @@ func TestConformance(t *testing.T) {
 			texts, err := conformance.EventTexts(ctx, events, ns)
 			return append(providerLogs.Lines(), texts...), err
 		},
+		SourceOutage: func(context.Context) (func(context.Context) error, error) {
+			hubLink.Down()
+			return func(context.Context) error { return hubLink.Up() }, nil
+		},
+		Resync: resync,
 		// A metadata-only change: an annotation.
 		Update: func(ctx context.Context, name string) error {
 			s, err := secrets.Get(ctx, name, metav1.GetOptions{})
@@ -91,6 +107,8 @@ func TestConformance(t *testing.T) {
 			conformance.Scale,
 			conformance.UnresponsiveMembers,
 			conformance.CredentialHygiene,
+			conformance.SourceRestart,
+			conformance.PeriodicResync,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,15 +12,18 @@ import (
 	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/milo"
 	infrastructurev1alpha1 "mcr.dev/providers/milo/api/infrastructure/v1alpha1"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
+	"mcr.dev/providers/milo/internal/frontproxy"
 )
 
 // conformanceLabel marks the objects of the conformance members, which the providers under test
@@ -35,31 +39,54 @@ const conformanceLabel = "conformance.mcr.dev/suite"
 // provider reaches every project with its own host credentials, so there is nothing in the
 // source of truth that could rotate per member; the proxy's credentials for the member are Milo's
 // business, invisible to the provider. CredentialRotation is therefore not claimed.
+//
+// Each harness has a front proxy of its own, which reaches the Milo apiserver through a
+// forwarder: StopSource takes the forwarder down, so that to the provider the Milo apiserver
+// restarts (the proxy answers, but every request to Milo fails and open watches end, as in
+// TestHostRestart), while the shared apiserver keeps serving the package's other tests.
 type miloHarness struct {
 	mode  milo.Mode
 	fleet *conformance.Fleet
 	grace time.Duration
+	proxy *frontproxy.Proxy
+	link  *envtest.Forwarder
 }
 
 var (
 	_ conformance.Harness          = &miloHarness{}
 	_ conformance.ReadinessToggler = &miloHarness{}
+	_ conformance.SourceRestarter  = &miloHarness{}
+	_ conformance.Resyncer         = &miloHarness{}
 )
+
+// conformanceResync is the ResyncPeriod of the providers under test: short, for
+// NoReengageOnResync.
+const conformanceResync = 2 * time.Second
 
 func (h *miloHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	opts := milo.Options{
 		Mode:               h.mode,
 		Selector:           labels.SelectorFromSet(labels.Set{conformanceLabel: string(h.mode)}),
 		UnreadyGracePeriod: h.grace,
-		Options:            kit.Options{RetryMaxDelay: time.Second},
+		Options:            kit.Options{RetryMaxDelay: time.Second, ResyncPeriod: conformanceResync},
 	}
 	if h.mode == milo.ModeProjectControlPlane {
 		// The in-cluster Service of each project does not exist here: the proxy's project
 		// path stands in for it.
-		opts.ControlPlaneHost = proxy.ControlPlaneURL
+		opts.ControlPlaneHost = h.proxy.ControlPlaneURL
 	}
-	return milo.New(provider, opts)
+	// The package's provider identity, through the harness's proxy.
+	return milo.New(h.proxy.Config(provider.BearerToken), opts)
 }
+
+// StopSource makes the Milo apiserver unreachable for the provider: the forwarder between the
+// proxy and the apiserver refuses connections and drops the open ones.
+func (h *miloHarness) StopSource(context.Context) (func(context.Context) error, error) {
+	h.link.Down()
+	return func(context.Context) error { return h.link.Up() }, nil
+}
+
+func (h *miloHarness) ResyncPeriod() time.Duration { return conformanceResync }
 
 func (h *miloHarness) CreateMember(ctx context.Context, name string) (conformance.Member, error) {
 	fm, err := h.fleet.Add(ctx, name)
@@ -67,7 +94,7 @@ func (h *miloHarness) CreateMember(ctx context.Context, name string) (conformanc
 		return conformance.Member{}, err
 	}
 	// The control plane is served before Milo reports the project ready, as in Milo.
-	err = proxy.Route(name, fm.Config())
+	err = h.proxy.Route(name, fm.Config())
 	if err == nil {
 		labels := map[string]string{conformanceLabel: string(h.mode)}
 		if h.mode == milo.ModeProjectControlPlane {
@@ -104,7 +131,7 @@ func (h *miloHarness) DeleteMember(ctx context.Context, m conformance.Member) er
 // remove deletes the member's object, stops serving its control plane and frees its apiserver.
 func (h *miloHarness) remove(ctx context.Context, name string) error {
 	err := client.IgnoreNotFound(host.Delete(ctx, h.object(name)))
-	proxy.Unroute(name)
+	h.proxy.Unroute(name)
 	return errors.Join(err, h.fleet.Remove(ctx, name))
 }
 
@@ -122,7 +149,7 @@ func (h *miloHarness) object(name string) client.Object {
 // The suite runs once per mode, in one Ginkgo suite (Ginkgo allows one per test binary).
 // Project mode waits a one-second grace period before disengaging an unready project;
 // ProjectControlPlane mode disengages at once. Both claim every feature but CredentialRotation
-// (see miloHarness).
+// (see miloHarness), UnresponsiveMembers and CredentialHygiene.
 var _ = ginkgo.Describe("Project mode", func() {
 	conformance.RegisterSpecs(
 		func() conformance.Harness { return newHarness(milo.ModeProject, time.Second) },
@@ -135,11 +162,27 @@ var _ = ginkgo.Describe("ProjectControlPlane mode", func() {
 		func() conformance.Options { return conformanceOptions(milo.ModeProjectControlPlane) })
 })
 
+// newHarness is called when the mode's specs start; its proxy and forwarder end with them.
 func newHarness(mode milo.Mode, grace time.Duration) *miloHarness {
+	miloServer := fleet.Member("milo")
+	link, err := envtest.StartForwarder(strings.TrimPrefix(miloServer.Host(), "https://"))
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	ginkgo.DeferCleanup(link.Close)
+	hostConfig := rest.CopyConfig(miloServer.Config())
+	hostConfig.Host = link.URL()
+	px, err := frontproxy.Start(frontproxy.Options{Host: hostConfig})
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	ginkgo.DeferCleanup(px.Close)
 	return &miloHarness{
 		mode:  mode,
 		fleet: conformance.NewFleet(fleet.Member("alpha"), fleet.Member("beta"), fleet.Member("gamma")),
 		grace: grace,
+		proxy: px,
+		link:  link,
 	}
 }
 
@@ -149,6 +192,8 @@ func conformanceOptions(mode milo.Mode) conformance.Options {
 			conformance.MemberReadiness,
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
+			conformance.SourceRestart,
+			conformance.PeriodicResync,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",
