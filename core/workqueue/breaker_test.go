@@ -3,12 +3,9 @@ package workqueue
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	kworkqueue "k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -17,6 +14,7 @@ import (
 
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/core/reconcile"
 )
 
@@ -137,10 +135,10 @@ func TestCapKeepsPrioritiesAndOrder(t *testing.T) {
 }
 
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
-	logs := &logLines{}
+	logs := &providertest.LogBuffer{}
 	q, clk := newGatedQueue(t, Options{
 		Breaker: &BreakerOptions{FailureThreshold: 3, InitialBackoff: time.Second, MaxBackoff: 10 * time.Second},
-		Logger:  logs.logger(),
+		Logger:  logs.Logger(),
 	})
 	x, y := req("a", "x"), req("a", "y")
 	q.Add(x)
@@ -158,8 +156,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if s := stateOf(t, "a"); s != 2 {
 		t.Fatalf("breaker state of a = %v, want 2 (open)", s)
 	}
-	if !logs.has(`"cluster"="a"`, "circuit breaker opened", `"failures"=3`, `"backoff"="1s"`) {
-		t.Fatalf("the opening was not logged with the cluster:\n%s", logs)
+	if _, err := logs.Find(`"cluster"="a"`, "circuit breaker opened", `"failures"=3`, `"backoff"="1s"`); err != nil {
+		t.Fatalf("the opening was not logged with the cluster:\n%s", strings.Join(logs.Lines(), "\n"))
 	}
 	q.Add(req("b", "0"))
 	succeed(t, q, req("b", "0"))
@@ -188,8 +186,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if s := stateOf(t, "a"); s != 2 {
 		t.Fatalf("breaker state of a after a failed probe = %v, want 2 (open)", s)
 	}
-	if !logs.has(`"cluster"="a"`, "circuit breaker opened", `"backoff"="2s"`) {
-		t.Fatalf("the second opening was not logged with a 2s backoff:\n%s", logs)
+	if _, err := logs.Find(`"cluster"="a"`, "circuit breaker opened", `"backoff"="2s"`); err != nil {
+		t.Fatalf("the second opening was not logged with a 2s backoff:\n%s", strings.Join(logs.Lines(), "\n"))
 	}
 	clk.Step(time.Second)
 	if q.Len() != 0 {
@@ -212,8 +210,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 			t.Errorf("transitions of a to %s = %v, want %v", state, n, want)
 		}
 	}
-	if !logs.has(`"cluster"="a"`, "circuit breaker closed") {
-		t.Fatalf("the closing was not logged:\n%s", logs)
+	if _, err := logs.Find(`"cluster"="a"`, "circuit breaker closed"); err != nil {
+		t.Fatalf("the closing was not logged:\n%s", strings.Join(logs.Lines(), "\n"))
 	}
 	assertNoGateState(t, q)
 }
@@ -420,40 +418,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// logLines collects the lines of a logger.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.lines = append(l.lines, prefix+" "+args)
-	}, funcr.Options{})
-}
-
-// has reports whether one line contains every part.
-func (l *logLines) has(parts ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-next:
-	for _, line := range l.lines {
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
 }
