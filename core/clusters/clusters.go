@@ -22,6 +22,10 @@ import (
 // DefaultCacheSyncTimeout is the default of Options.CacheSyncTimeout.
 const DefaultCacheSyncTimeout = time.Minute
 
+// DefaultParkedRetryMax is the default of Options.ParkedRetryMax, and of the bound of the retries
+// of a controller's parked sources (mcr.dev/core/controller.WithParkedRetryMax).
+const DefaultParkedRetryMax = 30 * time.Second
+
 var (
 	// ErrClusterExists is returned (wrapped) by Add for a name that is engaged or being added.
 	ErrClusterExists = errors.New("cluster already exists")
@@ -53,6 +57,14 @@ type Options[T cluster.Cluster] struct {
 	//
 	// Defaults to controller-runtime's logger named "clusters".
 	Log logr.Logger
+
+	// ParkedRetryMax bounds the backoff (from one second, doubling) of the retries of a field
+	// index parked on a cluster that does not serve its kind (see IndexField): a kind the
+	// cluster starts serving is indexed there at most this late. Each retry asks the cluster's
+	// discovery for the kind's group.
+	//
+	// Defaults to DefaultParkedRetryMax (30 seconds).
+	ParkedRetryMax time.Duration
 }
 
 // withDefaults is the only place defaults are applied.
@@ -65,6 +77,9 @@ func (o Options[T]) withDefaults() Options[T] {
 	}
 	if o.Log.GetSink() == nil {
 		o.Log = ctrllog.Log.WithName("clusters")
+	}
+	if o.ParkedRetryMax <= 0 {
+		o.ParkedRetryMax = DefaultParkedRetryMax
 	}
 	return o
 }
@@ -109,6 +124,10 @@ type entry[T cluster.Cluster] struct {
 	// done is closed when nothing runs for this instance any more: its Start has returned, or
 	// it was never started by us.
 	done chan struct{}
+	// parked are the indexes the cluster cannot have yet because it does not serve their kind;
+	// retrying is true while a goroutine retries them. Both guarded by Clusters.mu.
+	parked   []parkedIndex
+	retrying bool
 }
 
 // stop ends the instance and waits until its Start has returned.
@@ -279,7 +298,12 @@ func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
 		}
 		c.mu.Unlock()
 		for _, idx := range pending {
-			if err := e.cluster.GetFieldIndexer().IndexField(e.ctx, idx.Object, idx.Field, idx.Extractor); err != nil {
+			err := e.cluster.GetFieldIndexer().IndexField(e.ctx, idx.Object, idx.Field, idx.Extractor)
+			if reason, notServed := NotServed(err); notServed {
+				c.park(e, idx, reason)
+				continue
+			}
+			if err != nil {
 				return nil, fmt.Errorf("cluster %q: applying index on field %q: %w", e.name, idx.Field, err)
 			}
 		}
@@ -449,7 +473,11 @@ func (c *Clusters[T]) Len() int {
 }
 
 // IndexField records a field index and applies it to every cluster, present and future. Each
-// cluster gets each index exactly once, also when IndexField races with Add. Indexing the same
+// cluster gets each index exactly once, also when IndexField races with Add. A cluster that does
+// not serve the indexed kind (a CRD some members do not have, or not yet) is not an error: the
+// index is parked there, reported once (a log line, mcr_parked_field_indexes, ParkedIndexes) and
+// applied when the cluster serves the kind (see Options.ParkedRetryMax); reads through the index
+// fail on that cluster until then. Indexing the same
 // object type and field again is a no-op (the first extractor stays), because a second identical
 // index would conflict on a controller-runtime cache. Errors of individual clusters are joined,
 // each naming its cluster; the index stays recorded for clusters added later.
@@ -472,6 +500,10 @@ func (c *Clusters[T]) IndexField(ctx context.Context, obj client.Object, field s
 	var errs []error
 	for _, e := range targets {
 		err := e.cluster.GetFieldIndexer().IndexField(ctx, obj, field, extractValue)
+		if reason, notServed := NotServed(err); notServed {
+			c.park(e, idx, reason)
+			continue
+		}
 		if err != nil && e.ctx.Err() == nil { // a cluster going away does not fail the index
 			errs = append(errs, fmt.Errorf("cluster %q: %w", e.name, err))
 		}

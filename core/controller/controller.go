@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"mcr.dev/core/clusters"
 	mccontext "mcr.dev/core/context"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	mcreconcile "mcr.dev/core/reconcile"
 	mcsource "mcr.dev/core/source"
 )
@@ -46,7 +48,17 @@ var _ mcmanager.SyncReporter = &mcController[mcreconcile.Request]{}
 type Option func(*settings)
 
 type settings struct {
-	engageLocal bool
+	engageLocal    bool
+	parkedRetryMax time.Duration
+}
+
+// WithParkedRetryMax bounds the backoff (from one second, doubling) of the retries of a source
+// parked on a cluster that does not serve its kind (see "Kinds a cluster does not serve" in the
+// package doc): a kind a cluster starts serving is watched there at most this late. Each retry
+// asks the cluster's discovery for the kind's group. Defaults to clusters.DefaultParkedRetryMax
+// (30 seconds).
+func WithParkedRetryMax(d time.Duration) Option {
+	return func(s *settings) { s.parkedRetryMax = d }
 }
 
 // WithLocalCluster makes the controller engage the manager's local cluster (named
@@ -80,9 +92,12 @@ func NewUnmanaged(name string, mgr mcmanager.Manager, options Options, opts ...O
 // manager. Unset options are defaulted from the manager's controller options, as in
 // controller-runtime; the default logger adds the cluster, namespace and name of every request.
 func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, mgr mcmanager.Manager, options controller.TypedOptions[request], opts ...Option) (TypedController[request], error) {
-	var s settings
+	s := settings{parkedRetryMax: clusters.DefaultParkedRetryMax}
 	for _, o := range opts {
 		o(&s)
+	}
+	if s.parkedRetryMax <= 0 {
+		s.parkedRetryMax = clusters.DefaultParkedRetryMax
 	}
 	options.DefaultFromConfig(mgr.GetControllerOptions())
 	if options.Logger.GetSink() == nil {
@@ -97,7 +112,8 @@ func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, m
 	if options.Reconciler == nil {
 		return nil, errors.New("must specify Reconciler")
 	}
-	options.Reconciler = &instrumentedReconciler[request]{controller: name, reconciler: options.Reconciler}
+	instrumented := &instrumentedReconciler[request]{controller: name, reconciler: options.Reconciler}
+	options.Reconciler = instrumented
 
 	inner, err := controller.NewTypedUnmanaged(name, options)
 	if err != nil {
@@ -110,7 +126,9 @@ func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, m
 		syncTimeout:     options.CacheSyncTimeout,
 		clusters:        map[multicluster.ClusterName]*engagement{},
 		queueReady:      make(chan struct{}),
+		parkedRetryMax:  s.parkedRetryMax,
 	}
+	instrumented.onError = c.recordError
 	if s.engageLocal {
 		c.local = mgr.GetLocalManager()
 	}
@@ -146,8 +164,15 @@ type engagement struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	// synced holds the indexes (in mcController.sources) of the sources that have synced for
-	// the cluster or do not watch it; guarded by the controller's mu.
+	// the cluster, do not watch it, or are parked; guarded by the controller's mu.
 	synced map[int]bool
+	// parked holds, by source index, why a source is parked: the cluster does not serve its
+	// kind (see runSource); guarded by the controller's mu.
+	parked map[int]string
+	// lastError and lastErrorAt are the last error a reconcile of the cluster returned, redacted;
+	// guarded by the controller's mu.
+	lastError   string
+	lastErrorAt time.Time
 }
 
 type mcController[request mcreconcile.ClusterAware[request]] struct {
@@ -157,6 +182,8 @@ type mcController[request mcreconcile.ClusterAware[request]] struct {
 	log         logr.Logger
 	syncTimeout time.Duration
 	local       cluster.Cluster // engaged at start when set
+	// parkedRetryMax bounds the retries of parked sources (WithParkedRetryMax).
+	parkedRetryMax time.Duration
 
 	mu       sync.Mutex
 	sources  []mcsource.TypedSource[client.Object, request]
@@ -186,7 +213,7 @@ func (c *mcController[request]) Engage(ctx context.Context, name multicluster.Cl
 		old.cancel()
 	}
 	engCtx, cancel := context.WithCancel(ctx)
-	e := &engagement{name: name, cluster: cl, ctx: engCtx, cancel: cancel, synced: map[int]bool{}}
+	e := &engagement{name: name, cluster: cl, ctx: engCtx, cancel: cancel, synced: map[int]bool{}, parked: map[int]string{}}
 	c.clusters[name] = e
 	context.AfterFunc(engCtx, func() { c.forget(e) })
 	for i, src := range c.sources {
@@ -201,6 +228,8 @@ func (c *mcController[request]) forget(e *engagement) {
 	if c.clusters[e.name] == e {
 		delete(c.clusters, e.name)
 	}
+	metrics.ParkedSources.WithLabelValues(c.name).Sub(float64(len(e.parked)))
+	clear(e.parked)
 }
 
 // NeedLeaderElection reports whether the controller runs only on the leader: the controller's
@@ -243,6 +272,12 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 // runSource starts src for one engaged cluster, retrying with backoff until it starts or the
 // cluster is disengaged, then waits (bounded) for it to sync so that a cluster that never syncs
 // is reported.
+//
+// A source that cannot start because the cluster does not serve its kind (a CRD installed in
+// some members only, or not yet) is not an error there: it is parked. That is reported once (a
+// log line, mcr_parked_sources, the fleet debug endpoint), counts as synced for readiness, and
+// the source is tried again with a slow backoff (WithParkedRetryMax) until the cluster serves the
+// kind, when it starts like any other.
 func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.TypedSource[client.Object, request]) {
 	select {
 	case <-c.queueReady:
@@ -250,7 +285,7 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 		return
 	}
 	log := c.log.WithValues("cluster", string(e.name), "source", fmt.Sprint(src))
-	backoff := time.Second
+	backoff, parkedBackoff := time.Second, time.Second
 	for {
 		s, engage, err := src.ForCluster(e.name, e.cluster)
 		if err == nil && !engage {
@@ -259,7 +294,8 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 		}
 		if err == nil {
 			// Sources log through the context, with the cluster (see mcsource.Kind).
-			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s, func() { c.markSynced(e, i) })
+			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s,
+				func() { c.markSynced(e, i) }, func() { c.unpark(e, i, log) })
 			if err == nil {
 				return
 			}
@@ -267,15 +303,52 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 		if e.ctx.Err() != nil {
 			return
 		}
-		metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
-		log.Error(err, "Cannot watch cluster, will retry", "retryIn", backoff)
+		wait := backoff
+		if reason, notServed := clusters.NotServed(err); notServed {
+			c.park(e, i, reason, log)
+			wait = parkedBackoff
+			parkedBackoff = min(2*parkedBackoff, c.parkedRetryMax)
+		} else {
+			metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
+			log.Error(err, "Cannot watch cluster, will retry", "retryIn", backoff)
+			backoff = min(2*backoff, time.Minute)
+		}
 		select {
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		case <-e.ctx.Done():
 			return
 		}
-		backoff = min(2*backoff, time.Minute)
 	}
+}
+
+// park notes that source i cannot run in the engaged cluster e because e does not serve its
+// kind, reporting it the first time.
+func (c *mcController[request]) park(e *engagement, i int, reason string, log logr.Logger) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.ctx.Err() != nil {
+		return
+	}
+	if _, parked := e.parked[i]; parked {
+		return
+	}
+	e.parked[i] = reason
+	metrics.ParkedSources.WithLabelValues(c.name).Inc()
+	log.Info("Cluster does not serve the kind of this source; watch parked until it does", "reason", reason)
+}
+
+// unpark notes that source i started in e, after having been parked: it now counts as unsynced
+// until it syncs.
+func (c *mcController[request]) unpark(e *engagement, i int, log logr.Logger) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, parked := e.parked[i]; !parked {
+		return
+	}
+	delete(e.parked, i)
+	e.synced[i] = false
+	metrics.ParkedSources.WithLabelValues(c.name).Dec()
+	log.Info("Cluster now serves the kind of this source; watch started")
 }
 
 // startAndSync starts s and waits for it to sync, each bounded by the controller's
@@ -284,7 +357,9 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 // twice. A source that started but did not sync in time is left running (its informer keeps
 // trying and its events flow once it syncs). onSynced is called once s has synced, also when
 // that happens after the timeout.
-func (c *mcController[request]) startAndSync(ctx context.Context, name multicluster.ClusterName, s source.TypedSource[request], onSynced func()) error {
+//
+// onStarted is called once s has started, before waiting for it to sync.
+func (c *mcController[request]) startAndSync(ctx context.Context, name multicluster.ClusterName, s source.TypedSource[request], onSynced, onStarted func()) error {
 	log := c.log.WithValues("cluster", string(name), "source", fmt.Sprint(s))
 	started := make(chan error, 1)
 	go func() { started <- s.Start(ctx, c.queue) }()
@@ -309,6 +384,7 @@ func (c *mcController[request]) startAndSync(ctx context.Context, name multiclus
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	onStarted()
 	syncing, ok := s.(source.TypedSyncingSource[request])
 	if !ok {
 		onSynced()
@@ -340,6 +416,18 @@ func (c *mcController[request]) markSynced(e *engagement, i int) {
 	e.synced[i] = true
 }
 
+// recordError keeps err as the last reconcile error of the cluster, for the fleet debug
+// endpoint. Redacted: reconcilers' errors quote what client-go quotes, request URLs included.
+func (c *mcController[request]) recordError(name multicluster.ClusterName, err error) {
+	msg := kit.RedactText(err.Error())
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.clusters[name]; e != nil {
+		e.lastError, e.lastErrorAt = msg, now
+	}
+}
+
 // SyncedFor reports whether every source of the controller has synced for the engaged cluster
 // name (or does not watch it); applies is false while the controller does not run (it has not
 // started, e.g. on a replica that is not the leader, or it has stopped), when its sources do not
@@ -355,7 +443,7 @@ func (c *mcController[request]) SyncedFor(name multicluster.ClusterName) (synced
 		return false, true
 	}
 	for i := range c.sources {
-		if !e.synced[i] {
+		if _, parked := e.parked[i]; !e.synced[i] && !parked {
 			return false, true
 		}
 	}
@@ -409,6 +497,7 @@ func (h *queueHandover[request]) String() string { return "multi-cluster sources
 type instrumentedReconciler[request mcreconcile.ClusterAware[request]] struct {
 	controller string
 	reconciler reconcile.TypedReconciler[request]
+	onError    func(multicluster.ClusterName, error)
 }
 
 func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req request) (reconcile.Result, error) {
@@ -420,6 +509,9 @@ func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req req
 	switch {
 	case err != nil:
 		result = metrics.ResultError
+		if r.onError != nil {
+			r.onError(req.Cluster(), err)
+		}
 	case res.RequeueAfter > 0:
 		result = metrics.ResultRequeueAfter
 	case res.Requeue: //nolint:staticcheck // still honored by controller-runtime

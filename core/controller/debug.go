@@ -32,8 +32,9 @@ type ClusterBreaker interface {
 }
 
 // DebugState describes the controller for the fleet debug endpoint: whether it runs, its queue
-// length, and per engaged cluster the sync state of every source (and the cluster's queue
-// depth and breaker state when the queue is a ClusterQueue and a ClusterBreaker).
+// length, and per engaged cluster the sync state of every source (parked ones with the reason),
+// the last reconcile error, and the cluster's queue depth and breaker state when the queue is a
+// ClusterQueue and a ClusterBreaker.
 func (c *mcController[request]) DebugState() mcmanager.ControllerDebug {
 	c.mu.Lock()
 	queue := c.queue
@@ -47,11 +48,16 @@ func (c *mcController[request]) DebugState() mcmanager.ControllerDebug {
 		if e.ctx.Err() != nil {
 			continue // on its way out
 		}
-		cc := mcmanager.ControllerCluster{Name: name, Synced: true}
+		cc := mcmanager.ControllerCluster{Name: name, Synced: true, LastError: e.lastError}
+		if !e.lastErrorAt.IsZero() {
+			at := e.lastErrorAt
+			cc.LastErrorTime = &at
+		}
 		for i, src := range sources {
-			synced := e.synced[i]
+			parked, isParked := e.parked[i]
+			synced := e.synced[i] || isParked
 			cc.Synced = cc.Synced && synced
-			cc.Sources = append(cc.Sources, mcmanager.SourceDebug{Source: src, Synced: synced})
+			cc.Sources = append(cc.Sources, mcmanager.SourceDebug{Source: src, Synced: synced, Parked: parked})
 		}
 		d.Clusters = append(d.Clusters, cc)
 	}

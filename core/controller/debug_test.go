@@ -72,6 +72,9 @@ func (s fixedSource) Start(_ context.Context, e *kit.Engine[string]) (func(), er
 	return func() {}, nil
 }
 
+// debugSecret is the password a failing reconcile quotes in a URL.
+const debugSecret = "hunter2-very-secret"
+
 // freeAddress returns a local address nothing listens on, for a metrics server the test reaches.
 func freeAddress(t *testing.T) string {
 	t.Helper()
@@ -110,7 +113,7 @@ func get(url, accept string) (string, http.Header, error) {
 	return string(body), resp.Header, nil
 }
 
-// ghosts watches a kind no member serves: its source never starts, so it never syncs.
+// ghosts watches a kind no member serves: its source is parked in every member.
 func ghosts() mcsource.Source {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "ghost.mcr.dev", Version: "v1", Kind: "Ghost"})
@@ -135,9 +138,9 @@ func findController(d mcmanager.FleetDebug, name string) (mcmanager.ControllerDe
 
 // TestFleetDebugEndpoint GETs /debug/fleet from a running manager's metrics server over real
 // members: two engaged ones, one whose apiserver is down. A controller that watches ConfigMaps
-// syncs both engaged members and holds a queue while its worker is blocked; one that watches a
-// kind no member serves never syncs. The JSON and the text tables say all of that, and
-// nothing of the members' credentials.
+// syncs both engaged members, holds a queue while its worker is blocked and fails one request
+// with an error that quotes a credential; one that watches a kind no member serves is parked.
+// The JSON and the text tables say all of that, and nothing of the members' credentials.
 func TestFleetDebugEndpoint(t *testing.T) {
 	flaky := fleet.Member("flaky")
 	stopMember(t, flaky)
@@ -171,6 +174,9 @@ func TestFleetDebugEndpoint(t *testing.T) {
 				case <-ctx.Done():
 				}
 			}
+			if req.Namespace == ns && req.Name == "fail" {
+				return reconcile.Result{}, fmt.Errorf("calling the inventory: Get %q: connection refused", "https://robot:"+debugSecret+"@inventory.example/items")
+			}
 			return reconcile.Result{}, nil
 		}),
 		MaxConcurrentReconciles: 1,
@@ -196,17 +202,29 @@ func TestFleetDebugEndpoint(t *testing.T) {
 	var d mcmanager.FleetDebug
 	waitFor(t, "the endpoint to show a and b engaged and synced by debug-configmaps", func() bool {
 		body, _, err := get(url+"?format=json", "")
+		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
 		if err != nil || json.Unmarshal([]byte(body), &d) != nil {
 			return false
 		}
 		c, ok := findController(d, "debug-configmaps")
 		return ok && len(c.Clusters) == 2 && c.Clusters[0].Synced && c.Clusters[1].Synced && d.Listed
 	})
+	createConfigMap(t, "a", ns, "fail")
+	waitFor(t, "the endpoint to show a's last reconcile error", func() bool {
+		body, _, err := get(url+"?format=json", "")
+		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
+		if err != nil || json.Unmarshal([]byte(body), &d) != nil {
+			return false
+		}
+		c, _ := findController(d, "debug-configmaps")
+		return len(c.Clusters) == 2 && c.Clusters[0].LastError != ""
+	})
 	for i := range 3 {
 		createConfigMap(t, "a", ns, fmt.Sprintf("hold-%d", i))
 	}
 	waitFor(t, "the endpoint to show ConfigMaps waiting in the queue", func() bool {
 		body, _, err := get(url+"?format=json", "")
+		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
 		if err != nil || json.Unmarshal([]byte(body), &d) != nil {
 			return false
 		}
@@ -224,8 +242,8 @@ func TestFleetDebugEndpoint(t *testing.T) {
 			t.Errorf("cluster %s is not listed: %+v", name, d.Clusters)
 		case c.State != mcmanager.ClusterEngaged || c.EngagedSince == nil || c.Provider != "fixed-provider":
 			t.Errorf("cluster %s: %+v, want engaged by fixed-provider with a time", name, c)
-		case c.Synced || !slices.Equal(c.Unsynced, []string{"debug-ghosts"}):
-			t.Errorf("cluster %s: synced %v, unsynced %v; want debug-ghosts unsynced", name, c.Synced, c.Unsynced)
+		case !c.Synced || len(c.Unsynced) != 0 || !slices.Equal(c.Parked, []string{"debug-ghosts: kind source: *unstructured.Unstructured"}):
+			t.Errorf("cluster %s: synced %v, unsynced %v, parked %q; want synced with debug-ghosts' source parked", name, c.Synced, c.Unsynced, c.Parked)
 		}
 	}
 	if c, ok := findFleetCluster(d, "down"); !ok || c.State != mcmanager.ClusterFailing || !strings.Contains(c.LastError, "did not answer") || c.EngagedSince != nil {
@@ -236,9 +254,21 @@ func TestFleetDebugEndpoint(t *testing.T) {
 		t.Fatalf("controller debug-ghosts: %+v, want running with two clusters", g)
 	}
 	for _, cc := range g.Clusters {
-		want := []mcmanager.SourceDebug{{Source: "kind source: *unstructured.Unstructured", Synced: false}}
-		if cc.Synced || !slices.Equal(cc.Sources, want) {
-			t.Errorf("debug-ghosts in %s: %+v, want its one source unsynced", cc.Name, cc)
+		if len(cc.Sources) != 1 || !cc.Synced || !cc.Sources[0].Synced || !strings.HasPrefix(cc.Sources[0].Parked, "the cluster does not serve ") {
+			t.Errorf("debug-ghosts in %s: %+v, want its one source parked because the kind is not served", cc.Name, cc)
+		}
+	}
+	cms2, _ := findController(d, "debug-configmaps")
+	for _, cc := range cms2.Clusters {
+		switch cc.Name {
+		case "a":
+			if !strings.Contains(cc.LastError, "connection refused") || strings.Contains(cc.LastError, debugSecret) || cc.LastErrorTime == nil {
+				t.Errorf("debug-configmaps in a: last error %q at %v, want the redacted error with its time", cc.LastError, cc.LastErrorTime)
+			}
+		default:
+			if cc.LastError != "" {
+				t.Errorf("debug-configmaps in %s: last error %q, want none", cc.Name, cc.LastError)
+			}
 		}
 	}
 
@@ -257,10 +287,14 @@ func TestFleetDebugEndpoint(t *testing.T) {
 	for _, want := range [][]string{
 		{"provider fixed-provider (listed)", "elected"},
 		{"CLUSTER", "STATE", "ENGAGED-SINCE", "OWNER", "SYNCED", "QUEUE", "LAST-ERROR"},
-		{"a ", "Engaged", "fixed-provider", "no: debug-ghosts"},
+		{"a ", "Engaged", "fixed-provider", " yes "},
 		{"down ", "Failing", "did not answer"},
 		{"debug-configmaps ", "yes"},
-		{"debug-ghosts ", "yes", "a: kind source: *unstructured.Unstructured; b: kind source: *unstructured.Unstructured"},
+		{"debug-ghosts ", "yes", " -"},
+		{"CLUSTER", "PARKED UNTIL THE CLUSTER SERVES ITS KIND"},
+		{"b ", "debug-ghosts: kind source: *unstructured.Unstructured"},
+		{"CONTROLLER", "CLUSTER", "LAST RECONCILE ERROR AT", "ERROR"},
+		{"debug-configmaps ", "a ", "ago)", "connection refused", "REDACTED"},
 	} {
 		if !slices.ContainsFunc(strings.Split(text, "\n"), func(line string) bool {
 			return !slices.ContainsFunc(want, func(part string) bool { return !strings.Contains(line, part) })
@@ -269,8 +303,11 @@ func TestFleetDebugEndpoint(t *testing.T) {
 		}
 	}
 
-	// Names and reasons only: none of the members' credentials.
+	// Names and reasons only: none of the members' credentials, nor one a reconciler quoted.
 	for _, out := range []string{text, body} {
+		if strings.Contains(out, debugSecret) {
+			t.Fatalf("the endpoint shows the credential a reconcile error quoted:\n%s", out)
+		}
 		for _, cfg := range []*rest.Config{a, b, down} {
 			for _, secret := range [][]byte{cfg.KeyData, cfg.CertData} {
 				if strings.Contains(out, strings.TrimSpace(string(secret))) || strings.Contains(out, "PRIVATE KEY") {

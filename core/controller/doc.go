@@ -16,4 +16,15 @@
 // nothing written to it meanwhile is lost (see package source, "Members that come back"). The
 // controller hands each source a context carrying its logger, with the cluster, for these
 // messages.
+//
+// # Kinds a cluster does not serve
+//
+// A controller may watch a kind (a CRD) that only some members serve, or that a member starts
+// serving later. In a member that does not serve it, the source's start fails with a "no
+// matches for kind" error; the controller does not retry that as an error: it parks the source
+// there, says so once (a log line with the cluster, the mcr_parked_sources gauge, the source's
+// "parked" reason on the fleet debug endpoint), counts it as synced for readiness, and tries
+// again with a slow backoff bounded by WithParkedRetryMax. Once the member serves the kind (its CRD
+// installed), the source starts like any other and its objects are reconciled. Field indexes
+// follow the same rule in the providers (see mcr.dev/core/clusters, Clusters.IndexField).
 package controller

@@ -85,6 +85,10 @@ type FleetCluster struct {
 	// LastError is the provider's problem with the member (Failing; for an engaged member, the
 	// problem of newer credentials, the engaged instance keeping the ones that worked).
 	LastError string `json:"lastError,omitempty"`
+	// Parked lists what waits for the cluster to serve a kind: controllers' sources
+	// ("<controller>: <source>") and the provider's field indexes ("field index <field> of
+	// <kind>"). Each starts once the cluster serves its kind.
+	Parked []string `json:"parked,omitempty"`
 }
 
 // ControllerDebug is what a controller reports about itself on the fleet debug endpoint; see
@@ -114,14 +118,23 @@ type ControllerCluster struct {
 	// Breaker is the state of the cluster's circuit breaker in the queue ("closed",
 	// "half_open", "open"), when the queue has one; empty otherwise.
 	Breaker string `json:"breaker,omitempty"`
+	// LastError is the last error a reconcile of one of the cluster's requests returned since
+	// the cluster was engaged (redacted: it quotes no credentials), and LastErrorTime when; a
+	// later success does not clear it.
+	LastError     string     `json:"lastError,omitempty"`
+	LastErrorTime *time.Time `json:"lastErrorTime,omitempty"`
 }
 
 // SourceDebug is one source of a controller for one cluster.
 type SourceDebug struct {
 	// Source describes the source, e.g. "kind source: *v1.ConfigMap".
 	Source string `json:"source"`
-	// Synced is true once the source has synced for the cluster, or when it does not watch it.
+	// Synced is true once the source has synced for the cluster, when it does not watch it, and
+	// while it is parked.
 	Synced bool `json:"synced"`
+	// Parked says why the source waits: the cluster does not serve its kind (yet). It starts
+	// once the cluster does; empty when the source is not parked.
+	Parked string `json:"parked,omitempty"`
 }
 
 // DebugReporter is implemented by Awares that describe themselves on the fleet debug endpoint:
@@ -129,6 +142,12 @@ type SourceDebug struct {
 // their sync state.
 type DebugReporter interface {
 	DebugState() ControllerDebug
+}
+
+// parkedIndexReporter is implemented by providers whose field indexes wait for members that do
+// not serve the indexed kind: those built on mcr.dev/core/clusters.Clusters.
+type parkedIndexReporter interface {
+	ParkedIndexes() map[multicluster.ClusterName][]string
 }
 
 // providerNamer is implemented by providers that have a name: those built on the provider kit.
@@ -227,6 +246,10 @@ func (m *mcManager) debugState() FleetDebug {
 		}
 	}
 	d.Provider = providerName
+	var parkedIndexes map[multicluster.ClusterName][]string
+	if r, ok := m.provider.(parkedIndexReporter); ok {
+		parkedIndexes = r.ParkedIndexes()
+	}
 
 	m.mu.Lock()
 	engaged := map[multicluster.ClusterName]time.Time{}
@@ -286,7 +309,13 @@ func (m *mcManager) debugState() FleetDebug {
 				}
 				c.Breakers[ctrl.Name] = cc.Breaker
 			}
+			for _, src := range cc.Sources {
+				if src.Parked != "" {
+					c.Parked = append(c.Parked, ctrl.Name+": "+src.Source)
+				}
+			}
 		}
+		c.Parked = append(c.Parked, parkedIndexes[name]...)
 		d.Clusters = append(d.Clusters, c)
 	}
 	for _, name := range slices.Sorted(maps.Keys(status.Failing)) {
@@ -417,6 +446,35 @@ func (d FleetDebug) WriteText(w io.Writer) error {
 			}
 		}
 		line(c.Name, running, queue, strconv.Itoa(len(c.Clusters)), orDash(strings.Join(unsynced, "; ")))
+	}
+	var parked [][]string
+	for _, c := range d.Clusters {
+		for _, p := range c.Parked {
+			parked = append(parked, []string{displayName(c.Name), p})
+		}
+	}
+	if len(parked) > 0 {
+		line()
+		line("CLUSTER", "PARKED UNTIL THE CLUSTER SERVES ITS KIND")
+		for _, p := range parked {
+			line(p...)
+		}
+	}
+	var failures [][]string
+	for _, c := range d.Controllers {
+		for _, cc := range c.Clusters {
+			if cc.LastError != "" && cc.LastErrorTime != nil {
+				at := cc.LastErrorTime.UTC().Format(time.RFC3339) + " (" + d.Time.Sub(*cc.LastErrorTime).Truncate(time.Second).String() + " ago)"
+				failures = append(failures, []string{c.Name, displayName(cc.Name), at, oneLine(cc.LastError)})
+			}
+		}
+	}
+	if len(failures) > 0 {
+		line()
+		line("CONTROLLER", "CLUSTER", "LAST RECONCILE ERROR AT", "ERROR")
+		for _, f := range failures {
+			line(f...)
+		}
 	}
 	errs = append(errs, tw.Flush())
 	return errors.Join(errs...)

@@ -38,6 +38,18 @@ var (
 		Name: "mcr_cluster_source_errors_total",
 		Help: "Number of per-cluster event sources that failed to start or to sync in time.",
 	}, []string{"controller"})
+	// ParkedSources is the number of a controller's per-cluster sources that wait for their
+	// cluster to serve their kind (see "Kinds a member does not serve" in mcr.dev/core/controller).
+	ParkedSources = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcr_parked_sources",
+		Help: "Number of per-cluster event sources parked because their cluster does not serve their kind.",
+	}, []string{"controller"})
+	// ParkedFieldIndexes is the number of field indexes, counted per cluster, that wait for their
+	// cluster to serve their kind (see mcr.dev/core/clusters).
+	ParkedFieldIndexes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcr_parked_field_indexes",
+		Help: "Number of per-cluster field indexes parked because their cluster does not serve their kind.",
+	})
 )
 
 // Result labels of mcr_engage_attempts_total and mcr_reconcile_total.
@@ -49,7 +61,8 @@ const (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(EngagedClusters, EngageAttempts, EngageDuration, ReconcileTotal, ClusterSourceErrors)
+	ctrlmetrics.Registry.MustRegister(EngagedClusters, EngageAttempts, EngageDuration, ReconcileTotal, ClusterSourceErrors,
+		ParkedSources, ParkedFieldIndexes)
 }
 
 // ForgetCluster deletes every series labeled with the cluster, and frees its places in the
