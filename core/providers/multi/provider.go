@@ -22,6 +22,7 @@ import (
 var (
 	_ multicluster.Provider         = &Provider{}
 	_ multicluster.ProviderRunnable = &Provider{}
+	_ clusters.DefaultsReceiver     = &Provider{}
 )
 
 // DefaultSeparator is the default of Options.Separator.
@@ -54,6 +55,9 @@ type Provider struct {
 	indexKeys map[string]struct{}
 	startCtx  context.Context // nil until Start
 	aware     multicluster.Aware
+	// defaults are the manager's cluster defaults, handed to every member provider that takes
+	// them; nil until SetClusterDefaults.
+	defaults *clusters.Defaults
 }
 
 // member is one added provider.
@@ -103,7 +107,11 @@ func (m *Provider) AddProvider(prefix string, p multicluster.Provider) error {
 	}
 	mem := &member{prefix: prefix, provider: p, done: make(chan struct{})}
 	m.members[prefix] = mem
+	defaults := m.defaults
 	m.mu.Unlock()
+	if defaults != nil {
+		m.handDefaults(prefix, p, *defaults)
+	}
 
 	// Catch up on recorded indexes until none is pending, then mark the member ready in the
 	// same critical section, so each index reaches it exactly once.
@@ -137,6 +145,29 @@ func (m *Provider) AddProvider(prefix string, p multicluster.Provider) error {
 		}
 		applied += len(pending)
 	}
+}
+
+// SetClusterDefaults hands the manager's cluster defaults (mcr.dev/core/manager.WithClusterDefaults)
+// to every member provider that takes them (clusters.DefaultsReceiver), now and when added
+// later; a member provider that does not is logged once and keeps its own options.
+func (m *Provider) SetClusterDefaults(d clusters.Defaults) {
+	m.mu.Lock()
+	m.defaults = &d
+	members := slices.Collect(maps.Values(m.members))
+	m.mu.Unlock()
+	for _, mem := range members {
+		m.handDefaults(mem.prefix, mem.provider, d)
+	}
+}
+
+func (m *Provider) handDefaults(prefix string, p multicluster.Provider, d clusters.Defaults) {
+	receiver, ok := p.(clusters.DefaultsReceiver)
+	if !ok {
+		m.log.Info("The provider does not take the manager's cluster defaults: its members use the provider's own options",
+			"provider", prefix, "type", fmt.Sprintf("%T", p))
+		return
+	}
+	receiver.SetClusterDefaults(d)
 }
 
 // startLocked starts mem under multi's context; m.mu must be held and Start must have run.
