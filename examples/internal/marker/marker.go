@@ -15,6 +15,8 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/builder"
+	"mcr.dev/core/controller"
+	"mcr.dev/core/workqueue"
 )
 
 const (
@@ -37,6 +39,17 @@ func SetupReplica(mgr mcr.Manager, replica string) error {
 	err := mcr.NewControllerManagedBy(mgr).
 		Named("configmap-marker").
 		For(&corev1.ConfigMap{}, builder.WithPredicates(labeled)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 4,
+			// One queue, fair across clusters; a member whose API server answers slowly holds
+			// at most 2 of the 4 workers, and one whose reconciles keep failing is parked by
+			// its circuit breaker (docs/patterns.md, "Caps and circuit breaker per cluster";
+			// its state is on the fleet debug page).
+			NewQueue: workqueue.ClusterFairQueue[mcr.Request](workqueue.Options{
+				MaxInFlightPerCluster: 2,
+				Breaker:               &workqueue.BreakerOptions{},
+			}),
+		}).
 		Complete(&Reconciler{Manager: mgr, Replica: replica})
 	if err != nil {
 		return fmt.Errorf("setting up the configmap-marker controller: %w", err)
