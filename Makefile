@@ -148,3 +148,51 @@ docs: ## Rewrite the code blocks of docs/ and the READMEs from the sources they 
 verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and that those sources build.
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go test ./... && GOWORK=off go build -o $(DOCSNIPPETS) .
 	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
+
+# Releases (docs/contributing/releasing.md). The release tool, hack/release, is a standard library
+# module of its own outside go.work, like hack/docsnippets; apidiff is built from the version
+# pinned in hack/tools/apidiff.
+RELEASE_TOOL := $(TOOLS_DIR)/release
+APIDIFF := $(TOOLS_DIR)/apidiff
+# The version to release (make release VERSION=v0.1.0); for verify-api, the version the tree is to
+# be released as (default: conformance.Version without its -dev suffix).
+VERSION ?=
+# DRY_RUN=1: release in a temporary clone and print the commits and tags; the tree is untouched.
+DRY_RUN ?=
+# SKIP_CHECKS=1: skip make verify, make test and verify-api on the release commit.
+SKIP_CHECKS ?=
+# A git ref verify-api compares every module with instead of the module's newest release tag.
+# Default: the tag; a module without one is reported as having no previous release and passes.
+API_BASE ?=
+
+$(APIDIFF): $(ROOT)/hack/tools/apidiff/go.mod $(ROOT)/hack/tools/apidiff/go.sum
+	@mkdir -p $(TOOLS_DIR)
+	cd $(ROOT)/hack/tools/apidiff && GOWORK=off GOFLAGS=-mod=readonly go build -o $(APIDIFF) golang.org/x/exp/cmd/apidiff
+
+.PHONY: release
+release: $(APIDIFF) ## Release VERSION=vX.Y.Z: check, commit and tag every module together (DRY_RUN=1 in a clone, SKIP_CHECKS=1).
+	@cd $(ROOT)/hack/release && GOWORK=off go build -o $(RELEASE_TOOL) .
+	@cd $(ROOT) && $(RELEASE_TOOL) release -version "$(VERSION)" -apidiff $(APIDIFF) \
+		$(if $(filter 1 true yes,$(DRY_RUN)),-dry-run) $(if $(filter 1 true yes,$(SKIP_CHECKS)),-skip-checks)
+
+.PHONY: verify-api
+verify-api: $(APIDIFF) ## Compare each released module's exported API with its last release tag (API_BASE=ref, VERSION=next).
+	@cd $(ROOT)/hack/release && GOWORK=off go build -o $(RELEASE_TOOL) .
+	@cd $(ROOT) && $(RELEASE_TOOL) verify-api -apidiff $(APIDIFF) -version "$(VERSION)" -base "$(API_BASE)"
+
+# The release tool's tests and lint join `make test` and `make lint` as extra prerequisites (the
+# tool is outside go.work); a run narrowed with MODULES or TEST_PKGS leaves its tests out.
+test: test-release-tool
+lint: lint-release-tool
+
+.PHONY: test-release-tool
+test-release-tool: $(APIDIFF)
+	@if [ "$(origin MODULES)$(origin TEST_PKGS)" = filefile ]; then \
+		cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go && \
+		GOWORK=off MCR_APIDIFF=$(APIDIFF) $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" hack/release; \
+	fi
+
+.PHONY: lint-release-tool
+lint-release-tool: $(GOLANGCI_LINT)
+	@echo "lint: hack/release"
+	@cd $(ROOT)/hack/release && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
