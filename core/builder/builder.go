@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -39,9 +40,11 @@ type TypedBuilder[request mcreconcile.ClusterAware[request]] struct {
 	rawSources       []source.TypedSource[request]
 	globalPredicates []predicate.Predicate
 	options          controller.TypedOptions[request]
-	logConstructor   func(*request) logr.Logger
-	notFoundWrapper  bool
-	err              error
+	// multiClusterOptions are passed to mccontroller.NewTyped (WithMultiClusterOptions).
+	multiClusterOptions []mccontroller.Option
+	logConstructor      func(*request) logr.Logger
+	notFoundWrapper     bool
+	err                 error
 }
 
 type ownsWatch struct {
@@ -132,6 +135,14 @@ func (b *TypedBuilder[request]) WithOptions(options controller.TypedOptions[requ
 	return b
 }
 
+// WithMultiClusterOptions adds options of mcr's multi-cluster side of the controller, such as
+// mccontroller.WithParkedRetryMax; the builder adds mccontroller.WithLocalCluster itself when a
+// watch engages the local cluster.
+func (b *TypedBuilder[request]) WithMultiClusterOptions(opts ...mccontroller.Option) *TypedBuilder[request] {
+	b.multiClusterOptions = append(b.multiClusterOptions, opts...)
+	return b
+}
+
 // WithLogConstructor replaces the default log constructor (which adds controller, cluster,
 // namespace and name).
 func (b *TypedBuilder[request]) WithLogConstructor(c func(*request) logr.Logger) *TypedBuilder[request] {
@@ -208,7 +219,7 @@ func (b *TypedBuilder[request]) Build(r reconcile.TypedReconciler[request]) (mcc
 			}
 		}
 	}
-	var ctrlOpts []mccontroller.Option
+	ctrlOpts := slices.Clone(b.multiClusterOptions)
 	if b.wantsLocal() {
 		ctrlOpts = append(ctrlOpts, mccontroller.WithLocalCluster())
 	}

@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	mcr "mcr.dev/core"
+	"mcr.dev/core/builder"
 	"mcr.dev/core/clusters"
 	mccontroller "mcr.dev/core/controller"
 	mchandler "mcr.dev/core/handler"
-	mcsource "mcr.dev/core/source"
 )
 
 const (
@@ -41,23 +41,21 @@ func setup(ctx context.Context, mgr mcr.Manager, parkedRetryMax time.Duration) e
 	}); err != nil {
 		return fmt.Errorf("indexing Backups by %s: %w", targetField, err)
 	}
-	// The builder (mcr.NewControllerManagedBy) takes no mccontroller.Option; New does, and
-	// WithParkedRetryMax bounds how late a member that gets the CRD is watched.
-	c, err := mccontroller.New("backup", mgr, mccontroller.Options{Reconciler: &reconciler{mgr: mgr}},
-		mccontroller.WithParkedRetryMax(parkedRetryMax))
-	if err != nil {
-		return fmt.Errorf("creating the backup controller: %w", err)
-	}
 	labeled := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[TargetLabel] == "true" })
-	if err := c.MultiClusterWatch(mcsource.Kind[client.Object](&corev1.ConfigMap{}, mchandler.EnqueueRequestForObject, labeled)); err != nil {
-		return fmt.Errorf("watching ConfigMaps: %w", err)
-	}
-	// Parked in every member that does not serve Backups, started once it does.
+	// Backup events become requests for the ConfigMap they name.
 	toTarget := mchandler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.(*Backup).Spec.Target}}}
 	})
-	if err := c.MultiClusterWatch(mcsource.Kind[client.Object](&Backup{}, toTarget)); err != nil {
-		return fmt.Errorf("watching Backups: %w", err)
+	err := mcr.NewControllerManagedBy(mgr).
+		Named("backup").
+		For(&corev1.ConfigMap{}, builder.WithPredicates(labeled)).
+		// Parked in every member that does not serve Backups, started once it does.
+		Watches(&Backup{}, toTarget).
+		// Bounds how late a member that gets the CRD is watched (default 30 s).
+		WithMultiClusterOptions(mccontroller.WithParkedRetryMax(parkedRetryMax)).
+		Complete(&reconciler{mgr: mgr})
+	if err != nil {
+		return fmt.Errorf("setting up the backup controller: %w", err)
 	}
 	// snippet:end optional-crd-wiring
 	return nil
