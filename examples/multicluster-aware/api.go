@@ -11,7 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"mcr.dev/core/fleetstatus"
 )
 
 // The API of this example: one namespaced kind in the host cluster. A real project generates
@@ -45,25 +48,20 @@ type FleetConfigMapSpec struct {
 	Data map[string]string `json:"data,omitempty"`
 }
 
-// FleetConfigMapStatus is what the members report.
+// FleetConfigMapStatus is what the members report, maintained by a fleetstatus.Aggregator: a
+// condition per member (clusters), the counts, and the summary condition FleetSynced among the
+// conditions.
 type FleetConfigMapStatus struct {
-	// ObservedGeneration is the generation of the spec the status describes.
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Synced is "<members in sync>/<members>", for kubectl get.
-	Synced string `json:"synced,omitempty"`
-	// Clusters has one entry per member cluster engaged at the last reconcile, by name.
-	Clusters []ClusterStatus `json:"clusters,omitempty"`
+	// Conditions has FleetSynced: True when every member's copy is in sync.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// FleetStatus has one Synced condition per member cluster engaged at the last reconcile,
+	// and the counts.
+	fleetstatus.FleetStatus `json:",inline"`
 }
 
-// ClusterStatus is the state of the copy in one member cluster.
-type ClusterStatus struct {
-	// Name is the member's cluster name.
-	Name string `json:"name"`
-	// Synced is true when the member's copy has the spec's data.
-	Synced bool `json:"synced"`
-	// Message says why the copy is not in sync.
-	Message string `json:"message,omitempty"`
-}
+// FleetStatus and StatusConditions make FleetConfigMap a fleetstatus.Object.
+func (f *FleetConfigMap) FleetStatus() *fleetstatus.FleetStatus { return &f.Status.FleetStatus }
+func (f *FleetConfigMap) StatusConditions() *[]metav1.Condition { return &f.Status.Conditions }
 
 // FleetConfigMapList is a list of FleetConfigMaps.
 type FleetConfigMapList struct {
@@ -83,9 +81,13 @@ func (f *FleetConfigMap) DeepCopyInto(out *FleetConfigMap) {
 			out.Spec.Data[k] = v
 		}
 	}
-	if f.Status.Clusters != nil {
-		out.Status.Clusters = append([]ClusterStatus(nil), f.Status.Clusters...)
+	if f.Status.Conditions != nil {
+		out.Status.Conditions = make([]metav1.Condition, len(f.Status.Conditions))
+		for i := range f.Status.Conditions {
+			f.Status.Conditions[i].DeepCopyInto(&out.Status.Conditions[i])
+		}
 	}
+	f.FleetStatus().DeepCopyInto(out.FleetStatus())
 }
 
 // DeepCopyObject returns a deep copy.
@@ -124,7 +126,9 @@ func crd() *apiextensionsv1.CustomResourceDefinition {
 				Name: GroupVersion.Version, Served: true, Storage: true,
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
-					{Name: "Synced", Type: "string", JSONPath: ".status.synced"},
+					{Name: "Synced", Type: "string", JSONPath: `.status.conditions[?(@.type=="FleetSynced")].status`},
+					{Name: "Ready", Type: "integer", JSONPath: ".status.readyClusters"},
+					{Name: "Clusters", Type: "integer", JSONPath: ".status.totalClusters"},
 					{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 				},
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
@@ -133,24 +137,46 @@ func crd() *apiextensionsv1.CustomResourceDefinition {
 						"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
 							"data": {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &str}},
 						}},
-						"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
-							"observedGeneration": {Type: "integer", Format: "int64"},
-							"synced":             str,
-							"clusters": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
-								Type:     "object",
-								Required: []string{"name", "synced"},
-								Properties: map[string]apiextensionsv1.JSONSchemaProps{
-									"name":    str,
-									"synced":  {Type: "boolean"},
-									"message": str,
-								},
-							}}},
-						}},
+						"status": statusSchema(),
 					},
 				}},
 			}},
 		},
 	}
+}
+
+// statusSchema is the schema of FleetConfigMapStatus: what controller-gen derives from the
+// markers of metav1.Condition and fleetstatus.FleetStatus.
+func statusSchema() apiextensionsv1.JSONSchemaProps {
+	condition := func(required ...string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{
+			Type:     "object",
+			Required: required,
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"type":               {Type: "string", MinLength: ptr.To[int64](1), MaxLength: ptr.To[int64](316)},
+				"status":             {Type: "string", Enum: []apiextensionsv1.JSON{{Raw: []byte(`"True"`)}, {Raw: []byte(`"False"`)}, {Raw: []byte(`"Unknown"`)}}},
+				"reason":             {Type: "string", MaxLength: ptr.To[int64](1024)},
+				"message":            {Type: "string", MaxLength: ptr.To[int64](32768)},
+				"lastTransitionTime": {Type: "string", Format: "date-time"},
+				"observedGeneration": {Type: "integer", Format: "int64", Minimum: ptr.To[float64](0)},
+			},
+		}
+	}
+	clusterCondition := condition("cluster", "type", "status", "lastTransitionTime")
+	clusterCondition.Properties["cluster"] = apiextensionsv1.JSONSchemaProps{Type: "string", MinLength: ptr.To[int64](1)}
+	count := apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int32"}
+	return apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"conditions": {
+			Type: "array", XListType: ptr.To("map"), XListMapKeys: []string{"type"},
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: ptr.To(condition("type", "status", "lastTransitionTime", "reason", "message"))},
+		},
+		"clusters": {
+			Type: "array", XListType: ptr.To("map"), XListMapKeys: []string{"cluster", "type"},
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &clusterCondition},
+		},
+		"readyClusters": count,
+		"totalClusters": count,
+	}}
 }
 
 // installCRD creates the CRD in the host cluster unless it exists, and waits until it is served.

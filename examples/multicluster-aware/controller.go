@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +21,7 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/builder"
+	"mcr.dev/core/fleetstatus"
 	mchandler "mcr.dev/core/handler"
 )
 
@@ -77,7 +76,12 @@ func setup(mgr mcr.Manager) error {
 				return []mcr.Request{hostRequest(obj.GetNamespace(), obj.GetName())}
 			}), builder.WithEngageWithLocalCluster(false)).
 		WatchesRawSource(source.TypedChannel(membership.events, reconcileAll)).
-		Complete(&Reconciler{Manager: mgr})
+		Complete(&Reconciler{
+			Manager: mgr,
+			// One aggregator for every FleetConfigMap: it writes a status only when it changed,
+			// at most once a second per object, and reads around the cache after a conflict.
+			Status: fleetstatus.New(host, fleetstatus.Options{APIReader: mgr.GetLocalManager().GetAPIReader()}),
+		})
 }
 
 // snippet:end aware-wiring
@@ -93,6 +97,8 @@ func hostRequest(namespace, name string) mcr.Request {
 // Reconciler keeps the copies of a FleetConfigMap in every member and reports on them.
 type Reconciler struct {
 	Manager mcr.Manager
+	// Status writes the members' results to the FleetConfigMap's status.
+	Status *fleetstatus.Aggregator
 }
 
 // snippet:begin aware-reconcile
@@ -131,19 +137,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result
 		return writeCopy(ctx, cl.GetClient(), src)
 	})
 
-	// Status up: one entry per member.
-	status := results.status(src.Generation)
-	if !equality.Semantic.DeepEqual(src.Status, status) {
-		src.Status = status
-		if err := host.Status().Update(ctx, src); err != nil {
-			return mcr.Result{}, err
-		}
+	// Status up: a condition per member and the summary, written when they change. A member
+	// that left the fleet has no result and drops out.
+	res, err := r.Status.Update(ctx, src, results.fleetResults())
+	if err != nil {
+		return mcr.Result{}, err
 	}
-	if results.err() != nil {
-		mcr.LoggerFrom(ctx).Info("Some members are out of sync; retrying", "synced", status.Synced)
-		return mcr.Result{RequeueAfter: retryAfter}, nil
+	if failing := results.failing(); failing > 0 {
+		mcr.LoggerFrom(ctx).Info("Some members are out of sync; retrying", "failing", failing, "members", len(results))
+		// The sooner of the retry and the write of a deferred status.
+		return fleetstatus.Sooner(res, mcr.Result{RequeueAfter: retryAfter}), nil
 	}
-	return mcr.Result{}, nil
+	return res, nil
 }
 
 // snippet:end aware-reconcile
@@ -200,24 +205,23 @@ func (m memberResults) err() error {
 	return errors.Join(errs...)
 }
 
-func (m memberResults) status(generation int64) FleetConfigMapStatus {
-	st := FleetConfigMapStatus{ObservedGeneration: generation, Clusters: []ClusterStatus{}}
-	synced := 0
-	for _, name := range sortedKeys(m) {
-		cs := ClusterStatus{Name: string(name), Synced: m[name] == nil}
-		if m[name] != nil {
-			cs.Message = m[name].Error()
-		} else {
-			synced++
-		}
-		st.Clusters = append(st.Clusters, cs)
+// fleetResults turns the outcome on each member into its Synced condition.
+func (m memberResults) fleetResults() []fleetstatus.Result {
+	out := make([]fleetstatus.Result, 0, len(m))
+	for name, err := range m {
+		out = append(out, fleetstatus.FromError(name, err))
 	}
-	st.Synced = fmt.Sprintf("%d/%d", synced, len(m))
-	return st
+	return out
 }
 
-func sortedKeys(m memberResults) []mcr.ClusterName {
-	return slices.Sorted(maps.Keys(m))
+func (m memberResults) failing() int {
+	n := 0
+	for _, err := range m {
+		if err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // writeCopy creates or updates the member's copy of src, and its namespace.

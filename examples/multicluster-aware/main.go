@@ -6,8 +6,8 @@
 //   - spec down: for every FleetConfigMap (examples.mcr.dev/v1alpha1) in the host, a ConfigMap
 //     with the same namespace, name and data is kept in every member; a copy edited or deleted
 //     in a member is put back, and a member that joins the fleet gets its copies at once;
-//   - status up: the FleetConfigMap's status lists every member and whether its copy is in sync
-//     ("2/2" in kubectl get fcm);
+//   - status up: the FleetConfigMap's status has a condition per member, the counts and a
+//     summary condition (FleetSynced), kept by mcr.dev/core/fleetstatus;
 //   - deletes: a finalizer keeps the FleetConfigMap until its copies are deleted from every
 //     member.
 //

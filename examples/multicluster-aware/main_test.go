@@ -8,12 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
@@ -70,7 +74,7 @@ func TestMulticlusterAware(t *testing.T) {
 
 	// Spec down, status up.
 	p.Eventually(t, "copies in every member", copiesHave(members, key, map[string]string{"log-level": "info"}))
-	p.Eventually(t, "status of both members", statusIs(host, key, "2/2", "east.kubeconfig+east", "west.kubeconfig+west"))
+	p.Eventually(t, "status of both members", statusIs(host, key, "east.kubeconfig+east", "west.kubeconfig+west"))
 	if err := host.Get(t.Context(), key, src); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +88,7 @@ func TestMulticlusterAware(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Eventually(t, "updated copies", copiesHave(members, key, map[string]string{"log-level": "debug"}))
+	p.Eventually(t, "status of the new generation", statusIs(host, key, "east.kubeconfig+east", "west.kubeconfig+west"))
 
 	// A copy deleted in a member is put back.
 	west := members["west.kubeconfig+west"]
@@ -92,11 +97,29 @@ func TestMulticlusterAware(t *testing.T) {
 	}
 	p.Eventually(t, "west's copy restored", copiesHave(members, key, map[string]string{"log-level": "debug"}))
 
+	// West refuses the copy: the status names it and the API server's reason.
+	denyCopies(t, west)
+	if err := west.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "settings"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.Eventually(t, "west failing in the status", func(ctx context.Context) error {
+		f := &FleetConfigMap{}
+		if err := host.Get(ctx, key, f); err != nil {
+			return err
+		}
+		summary := meta.FindStatusCondition(f.Status.Conditions, "FleetSynced")
+		const want = "Synced 1/2, failing: west.kubeconfig+west (Forbidden)"
+		if summary == nil || summary.Status != metav1.ConditionFalse || summary.Message != want || f.Status.ReadyClusters != 1 {
+			return fmt.Errorf("summary %+v, ready %d; want False %q", summary, f.Status.ReadyClusters, want)
+		}
+		return nil
+	})
+
 	// West leaves the fleet: it drops out of the status (its copy stays: it is out of reach).
 	if err := os.Remove(westFile); err != nil {
 		t.Fatal(err)
 	}
-	p.Eventually(t, "status without west", statusIs(host, key, "1/1", "east.kubeconfig+east"))
+	p.Eventually(t, "status without west", statusIs(host, key, "east.kubeconfig+east"))
 
 	// Deleting the source deletes the copies of the members, then the source.
 	if err := host.Delete(t.Context(), src); err != nil {
@@ -115,6 +138,53 @@ func TestMulticlusterAware(t *testing.T) {
 	p.Stop(t)
 }
 
+// denyCopies makes the member refuse ConfigMaps named settings (Forbidden), with a
+// ValidatingAdmissionPolicy, and waits until the policy is in force.
+func denyCopies(t *testing.T, c client.Client) {
+	t.Helper()
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-settings"},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: "object.metadata.name != 'settings'",
+				Message:    "settings are managed elsewhere here",
+				Reason:     ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-settings"},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Policies take effect asynchronously: probe with a dry run until one is refused.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "settings"}}
+		err := c.Create(t.Context(), probe, client.DryRunAll)
+		if apierrors.IsForbidden(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ValidatingAdmissionPolicy is not in force: a dry-run create returned %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func copiesHave(members map[string]client.Client, key client.ObjectKey, data map[string]string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		for name, c := range members {
@@ -130,7 +200,9 @@ func copiesHave(members map[string]client.Client, key client.ObjectKey, data map
 	}
 }
 
-func statusIs(host client.Client, key client.ObjectKey, synced string, clusters ...string) func(context.Context) error {
+// statusIs checks the status the fleetstatus aggregator keeps: every member listed is in sync,
+// the counts say so, and the summary condition is True for the current generation.
+func statusIs(host client.Client, key client.ObjectKey, clusters ...string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		f := &FleetConfigMap{}
 		if err := host.Get(ctx, key, f); err != nil {
@@ -138,16 +210,28 @@ func statusIs(host client.Client, key client.ObjectKey, synced string, clusters 
 		}
 		var names []string
 		for _, c := range f.Status.Clusters {
-			if !c.Synced {
-				return fmt.Errorf("cluster %s not synced: %s", c.Name, c.Message)
+			if c.Type != "Synced" || c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("cluster %s: %s %s %s: %s", c.Cluster, c.Type, c.Status, c.Reason, c.Message)
 			}
-			names = append(names, c.Name)
+			if c.ObservedGeneration != f.Generation {
+				return fmt.Errorf("cluster %s: observedGeneration %d, generation %d", c.Cluster, c.ObservedGeneration, f.Generation)
+			}
+			names = append(names, c.Cluster)
 		}
-		if f.Status.Synced != synced || !slices.Equal(names, clusters) {
-			return fmt.Errorf("status: synced %q clusters %v, want %q %v", f.Status.Synced, names, synced, clusters)
+		if !slices.Equal(names, clusters) {
+			return fmt.Errorf("clusters %v, want %v", names, clusters)
 		}
-		if f.Status.ObservedGeneration != f.Generation {
-			return fmt.Errorf("observedGeneration %d, generation %d", f.Status.ObservedGeneration, f.Generation)
+		n := int32(len(clusters))
+		if f.Status.ReadyClusters != n || f.Status.TotalClusters != n {
+			return fmt.Errorf("counts %d/%d, want %d/%d", f.Status.ReadyClusters, f.Status.TotalClusters, n, n)
+		}
+		summary := meta.FindStatusCondition(f.Status.Conditions, "FleetSynced")
+		want := fmt.Sprintf("Synced %d/%d", n, n)
+		if summary == nil || summary.Status != metav1.ConditionTrue || summary.Message != want {
+			return fmt.Errorf("summary %+v, want True %q", summary, want)
+		}
+		if summary.ObservedGeneration != f.Generation {
+			return fmt.Errorf("summary observedGeneration %d, generation %d", summary.ObservedGeneration, f.Generation)
 		}
 		return nil
 	}
