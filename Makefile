@@ -38,9 +38,14 @@ help: ## List the targets.
 	@echo
 	@echo "Modules (from go.work): $(MODULES)"
 
+# Kubernetes line `make envtest` builds: empty for the default (k8s.io/kubernetes in
+# hack/tools/kube-apiserver/go.mod), or an older line kept buildable, e.g. KUBE_VERSION=v1.36.3
+# (tests then need MCR_ENVTEST_ASSETS=bin/envtest/v1.36.3).
+KUBE_VERSION ?=
+
 .PHONY: envtest
-envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds).
-	@bash $(ROOT)/hack/envtest.sh
+envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min once, then seconds); KUBE_VERSION= picks an older line.
+	@KUBE_VERSION=$(KUBE_VERSION) bash $(ROOT)/hack/envtest.sh
 
 .PHONY: kcp
 kcp: ## Build the kcp server for the real-kcp tests into bin/kcp/ (~6 min once, then a second).

@@ -22,7 +22,7 @@ func newFleet() *conformance.Fleet {
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	envtest.Main(m, envtest.Options{Members: []string{"host", "ns-host", "s0", "s1", "s2"}}, func(f *envtest.Fleet) error {
+	envtest.Main(m, envtest.Options{Members: append([]string{"host", "s0", "s1", "s2"}, upstreamNamespaceMembers...)}, func(f *envtest.Fleet) error {
 		fleet = f
 		return nil
 	})

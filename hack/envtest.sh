@@ -10,7 +10,11 @@
 #
 # Usage: hack/envtest.sh [--force]
 #   --force  rebuild even when the stamp matches.
-# Environment: ENVTEST_DIR overrides the output directory.
+# Environment:
+#   KUBE_VERSION  the Kubernetes line to build (default: k8s.io/kubernetes in the tool module's
+#                 go.mod). An older line builds from go.<version>.mod beside each tool module's
+#                 go.mod (e.g. KUBE_VERSION=v1.36.3 uses go.v1.36.3.mod, with etcd v3.6).
+#   ENVTEST_DIR   the output directory (default bin/envtest/<kubernetes version>).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,8 +37,28 @@ require_version() {
   echo "${v}"
 }
 
-KUBE_VERSION="$(require_version "${KAS_MOD}/go.mod" k8s.io/kubernetes)"
-ETCD_VERSION="$(require_version "${ETCD_MOD}/go.mod" go.etcd.io/etcd/server/v3)"
+# The default line is the tool modules' go.mod; another line is a pair of go.<version>.mod files
+# (with their go.<version>.sum) that the build passes as -modfile, so main.go stays shared.
+DEFAULT_KUBE_VERSION="$(require_version "${KAS_MOD}/go.mod" k8s.io/kubernetes)"
+KUBE_VERSION="${KUBE_VERSION:-${DEFAULT_KUBE_VERSION}}"
+MODFILE=go.mod
+if [[ "${KUBE_VERSION}" != "${DEFAULT_KUBE_VERSION}" ]]; then
+  MODFILE="go.${KUBE_VERSION}.mod"
+  for dir in "${KAS_MOD}" "${ETCD_MOD}"; do
+    if [[ ! -f "${dir}/${MODFILE}" ]]; then
+      lines="$(cd "${KAS_MOD}" && ls go.v*.mod 2>/dev/null | sed 's/^go\.//;s/\.mod$//' | tr '\n' ' ')"
+      echo "envtest: no ${dir#"${ROOT}/"}/${MODFILE} for KUBE_VERSION=${KUBE_VERSION}" >&2
+      echo "envtest: buildable lines: ${DEFAULT_KUBE_VERSION} (default) ${lines}" >&2
+      exit 1
+    fi
+  done
+  if [[ "$(require_version "${KAS_MOD}/${MODFILE}" k8s.io/kubernetes)" != "${KUBE_VERSION}" ]]; then
+    echo "envtest: ${KAS_MOD#"${ROOT}/"}/${MODFILE} does not require k8s.io/kubernetes ${KUBE_VERSION}" >&2
+    exit 1
+  fi
+fi
+MODSUM="${MODFILE%.mod}.sum"
+ETCD_VERSION="$(require_version "${ETCD_MOD}/${MODFILE}" go.etcd.io/etcd/server/v3)"
 OUT="${ENVTEST_DIR:-${ROOT}/bin/envtest/${KUBE_VERSION}}"
 STAMP_FILE="${OUT}/.stamp"
 
@@ -58,8 +82,8 @@ done
 stamp="$(
   {
     echo "kubernetes ${KUBE_VERSION} etcd ${ETCD_VERSION}"
-    cat "${KAS_MOD}/go.mod" "${KAS_MOD}/go.sum" "${KAS_MOD}"/*.go
-    cat "${ETCD_MOD}/go.mod" "${ETCD_MOD}/go.sum" "${ETCD_MOD}"/*.go
+    cat "${KAS_MOD}/${MODFILE}" "${KAS_MOD}/${MODSUM}" "${KAS_MOD}"/*.go
+    cat "${ETCD_MOD}/${MODFILE}" "${ETCD_MOD}/${MODSUM}" "${ETCD_MOD}"/*.go
     echo "${kube_ldflags}"
   } | sha256sum | cut -d' ' -f1
 )"
@@ -91,7 +115,7 @@ build() {
   tmp="${OUT}/.${name}.tmp"
   # Build to a temporary name and rename, so an interrupted build never leaves a binary
   # that looks complete.
-  (cd "${dir}" && go build -trimpath -ldflags "${ldflags}" -o "${tmp}" .)
+  (cd "${dir}" && go build -modfile="${MODFILE}" -trimpath -ldflags "${ldflags}" -o "${tmp}" .)
   mv -f "${tmp}" "${OUT}/${name}"
   echo "envtest: built ${name} in $((SECONDS - start))s"
 }

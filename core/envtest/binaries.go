@@ -11,7 +11,7 @@ import (
 // KubernetesVersion is the version of the kube-apiserver that `make envtest` builds and that
 // the fleet runs. It must match k8s.io/kubernetes in hack/tools/kube-apiserver/go.mod
 // (`make verify` checks this).
-const KubernetesVersion = "v1.36.3"
+const KubernetesVersion = "v1.37.2"
 
 // AssetsEnv names the environment variable that points at a directory holding the
 // kube-apiserver and etcd binaries; it takes precedence over the repository's bin directory.

@@ -56,8 +56,8 @@ func Example() {
 	fmt.Println("west running:", west.Running())
 
 	// Output:
-	// east v1.36.3
-	// west v1.36.3
+	// east v1.37.2
+	// west v1.37.2
 	// west running: false
 	// west running: true
 }

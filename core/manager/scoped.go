@@ -6,12 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
 // scopedManager is the local manager with another cluster's cluster methods.
@@ -31,6 +31,6 @@ func (s *scopedManager) GetAPIReader() client.Reader          { return s.cluster
 func (s *scopedManager) GetEventRecorderFor(n string) record.EventRecorder {
 	return s.cluster.GetEventRecorderFor(n)
 }
-func (s *scopedManager) GetEventRecorder(n string) events.EventRecorder {
+func (s *scopedManager) GetEventRecorder(n string) recorder.EventRecorder {
 	return s.cluster.GetEventRecorder(n)
 }

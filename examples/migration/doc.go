@@ -11,6 +11,7 @@
 // is against multicluster-runtime (so the programs stay true to its API), then runs the guide's
 // sed block, taken from docs/migration.md itself, over copies and compiles them against mcr's
 // modules of this repository. Programs that use one of multicluster-runtime's provider modules
-// the Go module proxy does not serve (file, kind, cluster-api, cluster-inventory-api) are compiled
-// against mcr only. It has no code of its own.
+// the Go module proxy does not serve (file, kind, cluster-api, cluster-inventory-api), or its
+// namespace provider (v0.24.1's does not compile against controller-runtime v0.25, which mcr
+// requires), are compiled against mcr only. It has no code of its own.
 package migration

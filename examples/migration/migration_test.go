@@ -19,6 +19,12 @@ var upstreamImport = regexp.MustCompile(`"sigs\.k8s\.io/multicluster-runtime[/"]
 // compiled against multicluster-runtime here, only against mcr.
 var separateModule = regexp.MustCompile(`"sigs\.k8s\.io/multicluster-runtime/providers/(file|kind|cluster-api|cluster-inventory-api)[/"]`)
 
+// notCompiling matches an import of a multicluster-runtime v0.24.1 package that does not compile
+// against controller-runtime v0.25, which this module requires: its namespace provider's cluster
+// has v0.24's GetEventRecorder. Programs that use it are compiled against mcr only, until a
+// multicluster-runtime that supports v0.25 is served.
+var notCompiling = regexp.MustCompile(`"sigs\.k8s\.io/multicluster-runtime/providers/namespace"`)
+
 // documentedSed returns the shell block of docs/migration.md that rewrites imports: the first
 // ```sh block that runs sed.
 func documentedSed(t *testing.T) string {
@@ -135,6 +141,8 @@ func TestUpstreamProgramsCompileAfterTheDocumentedSed(t *testing.T) {
 			}
 			if separateModule.Match(original) {
 				t.Logf("%s uses a provider module of multicluster-runtime the module proxy does not serve: compiled against mcr only", name)
+			} else if notCompiling.Match(original) {
+				t.Logf("%s uses multicluster-runtime v0.24.1's namespace provider, which does not compile against controller-runtime v0.25: compiled against mcr only", name)
 			} else if err := build(t, examplesDir, "migration/zz-upstream/"+name, filepath.Join("testdata", name)); err != nil {
 				t.Fatalf("the program does not compile against multicluster-runtime itself:\n%v", err)
 			}

@@ -1,3 +1,3 @@
 module mcr.dev/hack/docsnippets
 
-go 1.26.3
+go 1.26.0

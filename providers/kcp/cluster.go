@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 )
@@ -125,7 +126,7 @@ func (c *scopedCluster) GetEventRecorderFor(name string) record.EventRecorder {
 	return c.recorders.legacyRecorder(name)
 }
 
-func (c *scopedCluster) GetEventRecorder(name string) events.EventRecorder {
+func (c *scopedCluster) GetEventRecorder(name string) recorder.EventRecorder {
 	return c.recorders.recorder(name)
 }
 
@@ -165,7 +166,7 @@ func (r *recorders) clientset() (*kubernetes.Clientset, error) {
 
 // recorder returns an events.k8s.io recorder; after stop, or when the broadcaster cannot be
 // created, one that drops events.
-func (r *recorders) recorder(name string) events.EventRecorder {
+func (r *recorders) recorder(name string) recorder.EventRecorder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
@@ -186,7 +187,14 @@ func (r *recorders) recorder(name string) events.EventRecorder {
 		}
 		r.events, r.cancel = b, cancel
 	}
-	return r.events.NewRecorder(r.scheme, name)
+	// client-go's recorders implement AnnotatedEventf too; NewRecorder's declared type just does
+	// not say so.
+	rec, ok := r.events.NewRecorder(r.scheme, name).(recorder.EventRecorder)
+	if !ok {
+		r.log.Error(nil, "The event recorder does not support annotated events; events are dropped")
+		return discardRecorder{}
+	}
+	return rec
 }
 
 // legacyRecorder returns a core/v1 Events recorder; after stop, or when the broadcaster cannot
@@ -223,8 +231,11 @@ func (r *recorders) stop() {
 	}
 }
 
-// discardRecorder is an events.EventRecorder that drops every event.
+// discardRecorder is a recorder.EventRecorder that drops every event.
 type discardRecorder struct{}
 
 func (discardRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
+}
+
+func (discardRecorder) AnnotatedEventf(runtime.Object, runtime.Object, map[string]string, string, string, string, string, ...any) {
 }

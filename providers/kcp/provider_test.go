@@ -138,6 +138,44 @@ func TestEngagesLogicalClustersThroughSharedCache(t *testing.T) {
 	}
 }
 
+// TestEventRecordersWriteToTheLogicalCluster checks that an engaged logical cluster's recorder
+// (controller-runtime v0.25's recorder.EventRecorder, with annotated events) writes
+// events.k8s.io Events into that logical cluster.
+func TestEventRecordersWriteToTheLogicalCluster(t *testing.T) {
+	one := newLogicalCluster(t, "east", uniqueName(t, "recorded"), "")
+	configMap(t, "east", one.cluster, "noted", nil)
+	s := start(t, newSlice(t, shardA.URL()), kcp.Options{})
+	cl := s.waitEngaged(t, one.cluster).Cluster
+
+	cm := &corev1.ConfigMap{}
+	if err := cl.GetAPIReader().Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "noted"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	rec := cl.GetEventRecorder("kcp-test")
+	rec.Eventf(cm, nil, corev1.EventTypeNormal, "Plain", "Testing", "recorded through %s", one.cluster)
+	rec.AnnotatedEventf(cm, nil, map[string]string{"mcr.dev/test": "annotated"}, corev1.EventTypeNormal, "Annotated", "Testing", "recorded through %s", one.cluster)
+
+	direct := clusterClient(t, "east", one.cluster)
+	eventually(t, "both Events in the logical cluster", func() error {
+		var list eventsv1.EventList
+		if err := direct.List(t.Context(), &list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+			return err
+		}
+		var plain, annotated bool
+		for _, ev := range list.Items {
+			if ev.Regarding.Name != "noted" || logicalcluster.From(&ev) != one.cluster {
+				continue
+			}
+			plain = plain || ev.Reason == "Plain"
+			annotated = annotated || (ev.Reason == "Annotated" && ev.Annotations["mcr.dev/test"] == "annotated")
+		}
+		if !plain || !annotated {
+			return fmt.Errorf("plain Event recorded: %t, annotated Event recorded: %t, among %d Events", plain, annotated, len(list.Items))
+		}
+		return nil
+	})
+}
+
 // TestIndexFieldOncePerEndpoint checks that field indexes, added before Start and while
 // clusters are engaged, are added once to the endpoint's shared informer and keyed by logical
 // cluster, so that an indexed List on a logical cluster returns its own objects only.

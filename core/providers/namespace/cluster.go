@@ -7,12 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
 // Cluster is one namespace of the host, seen as a cluster whose objects live in
@@ -71,8 +71,8 @@ func (c *Cluster) GetEventRecorderFor(name string) record.EventRecorder {
 }
 
 // GetEventRecorder returns a recorder that records Events into the host namespace.
-func (c *Cluster) GetEventRecorder(name string) events.EventRecorder {
-	return &recorder{scope: c.scope, host: c.scope.host.GetEventRecorder(name)}
+func (c *Cluster) GetEventRecorder(name string) recorder.EventRecorder {
+	return &scopedRecorder{scope: c.scope, host: c.scope.host.GetEventRecorder(name)}
 }
 
 // Start blocks until ctx ends and then removes the event handlers registered through this
@@ -101,12 +101,16 @@ func (r *legacyRecorder) AnnotatedEventf(obj runtime.Object, annotations map[str
 	r.host.AnnotatedEventf(r.scope.hostObject(obj), annotations, eventtype, reason, messageFmt, args...)
 }
 
-// recorder maps the objects of events.EventRecorder calls to the host namespace.
-type recorder struct {
+// scopedRecorder maps the objects of events.k8s.io recorder calls to the host namespace.
+type scopedRecorder struct {
 	scope *scope
-	host  events.EventRecorder
+	host  recorder.EventRecorder
 }
 
-func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+func (r *scopedRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	r.host.Eventf(r.scope.hostObject(regarding), r.scope.hostObject(related), eventtype, reason, action, note, args...)
+}
+
+func (r *scopedRecorder) AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string, eventtype, reason, action, note string, args ...any) {
+	r.host.AnnotatedEventf(r.scope.hostObject(regarding), r.scope.hostObject(related), annotations, eventtype, reason, action, note, args...)
 }

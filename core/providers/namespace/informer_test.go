@@ -205,8 +205,12 @@ func TestEventRecordersWriteToTheHostNamespace(t *testing.T) {
 
 	cl.GetEventRecorderFor("namespace-test").Event(cm, corev1.EventTypeNormal, "Legacy", "recorded through the namespace-cluster")
 	cl.GetEventRecorder("namespace-test").Eventf(cm, nil, corev1.EventTypeNormal, "Modern", "Testing", "recorded through the namespace-cluster")
+	// controller-runtime v0.25's recorder also records annotated events; both the regarding and
+	// the related object must be mapped.
+	cl.GetEventRecorder("namespace-test").AnnotatedEventf(cm, cm, map[string]string{"mcr.dev/test": "annotated"},
+		corev1.EventTypeNormal, "Annotated", "Testing", "recorded through the namespace-cluster")
 
-	waitFor(t, "both events in the host namespace", func() bool {
+	waitFor(t, "all three events in the host namespace", func() bool {
 		var legacy corev1.EventList
 		var modern eventsv1.EventList
 		if err := host.GetAPIReader().List(context.Background(), &legacy, client.InNamespace(cl.HostNamespace())); err != nil {
@@ -225,8 +229,12 @@ func TestEventRecordersWriteToTheHostNamespace(t *testing.T) {
 			if e.Reason == "Modern" && e.Regarding.Name == "noted" && e.Regarding.Namespace == cl.HostNamespace() {
 				found++
 			}
+			if e.Reason == "Annotated" && e.Regarding.Namespace == cl.HostNamespace() &&
+				e.Related != nil && e.Related.Namespace == cl.HostNamespace() && e.Annotations["mcr.dev/test"] == "annotated" {
+				found++
+			}
 		}
-		return found >= 2
+		return found >= 3
 	})
 	if cm.Namespace != InnerNamespace {
 		t.Fatal("recording an event modified the caller's object")

@@ -14,9 +14,6 @@ import (
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
-	"github.com/kcp-dev/multicluster-provider/apiexport"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	upstreammanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
@@ -191,40 +188,6 @@ func TestConformanceUnderUpstreamManager(t *testing.T) {
 		},
 	}, nil)
 }
-
-// TestKCPDevProviderConformance runs the core tests against kcp-dev's own apiexport provider
-// (github.com/kcp-dev/multicluster-provider, the version in go.mod) under mcr's manager, on
-// the same real kcp and harness as mcr's provider: the third-party check of the suite, and of
-// mcr's manager running a provider written for multicluster-runtime.
-func TestKCPDevProviderConformance(t *testing.T) {
-	h := newHarness(t, func(config *rest.Config) (multicluster.Provider, error) {
-		scheme := runtime.NewScheme()
-		if err := clientgoscheme.AddToScheme(scheme); err != nil {
-			return nil, err
-		}
-		if err := apisv1alpha1.AddToScheme(scheme); err != nil {
-			return nil, err
-		}
-		log := testLogs(t).Logger()
-		return apiexport.New(config, exportName, apiexport.Options{Scheme: scheme, Log: &log})
-	})
-	assess(t, h, conformance.Options{
-		Mode:          conformance.ModeManager,
-		ManagerConfig: server.WorkspaceConfig(h.provider.Path),
-		Implementation: conformance.Implementation{
-			Organization: "kcp-dev",
-			Project:      "github.com/kcp-dev/multicluster-provider apiexport",
-			Version:      kcpDevProviderVersion + " on kcp " + kcptest.Version,
-		},
-	}, kcpDevProviderFails)
-}
-
-// kcpDevProviderVersion is the version of github.com/kcp-dev/multicluster-provider in go.mod.
-const kcpDevProviderVersion = "v0.8.0"
-
-// kcpDevProviderFails pins the core tests that kcp-dev's provider fails, with the reason; the
-// tests stay strict, and this list changes only when the pinned version does.
-var kcpDevProviderFails = map[string]string{}
 
 // assess runs the suite's core tests and fails t unless exactly the tests in fails failed
 // (and every other core test passed).
