@@ -119,7 +119,7 @@ generate: ## Run go generate in every module.
 	@for m in $(MODULES); do echo "generate: $$m"; (cd $(ROOT)/$$m && go generate ./...); done
 
 .PHONY: verify
-verify: verify-tidy verify-fmt verify-versions verify-docs lint ## Check tidiness, formatting, version alignment, docs snippets and lint.
+verify: verify-tidy verify-fmt verify-versions verify-docs lint verify-api ## Check tidiness, formatting, version alignment, docs snippets, lint and the exported API.
 
 .PHONY: verify-tidy
 verify-tidy: ## Check that go mod tidy would not change any module.
@@ -185,19 +185,38 @@ verify-api: $(APIDIFF) ## Compare each released module's exported API with its l
 	@cd $(ROOT)/hack/release && GOWORK=off go build -o $(RELEASE_TOOL) .
 	@cd $(ROOT) && $(RELEASE_TOOL) verify-api -apidiff $(APIDIFF) -version "$(VERSION)" -base "$(API_BASE)"
 
-# The release tool's tests and lint join `make test` and `make lint` as extra prerequisites (the
+# The hack tools' tests and lint (release, benchplot) join `make test` and `make lint` as extra prerequisites (the
 # tool is outside go.work); a run narrowed with MODULES or TEST_PKGS leaves its tests out.
-test: test-release-tool
-lint: lint-release-tool
+test: test-hack-tools
+lint: lint-hack-tools
 
-.PHONY: test-release-tool
-test-release-tool: $(APIDIFF)
+.PHONY: test-hack-tools
+test-hack-tools: $(APIDIFF)
 	@if [ "$(origin MODULES)$(origin TEST_PKGS)" = filefile ]; then \
 		cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go && \
-		GOWORK=off MCR_APIDIFF=$(APIDIFF) $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" hack/release; \
+		GOWORK=off MCR_APIDIFF=$(APIDIFF) $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" hack/release hack/benchplot; \
 	fi
 
-.PHONY: lint-release-tool
-lint-release-tool: $(GOLANGCI_LINT)
+.PHONY: lint-hack-tools
+lint-hack-tools: $(GOLANGCI_LINT)
 	@echo "lint: hack/release"
 	@cd $(ROOT)/hack/release && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
+	@echo "lint: hack/benchplot"
+	@cd $(ROOT)/hack/benchplot && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
+
+# Sizes `make bench-scale` engages (any of 10 100 300 1000), how often it runs each (the plots
+# take the median) and the file its output goes to; `make bench-plots` draws the PNGs of
+# docs/benchmarks/ from that file.
+SCALE_N ?= 10 100 300 1000
+SCALE_COUNT ?= 1
+SCALE_OUT ?= $(ROOT)/docs/benchmarks/scale.txt
+
+.PHONY: bench-scale
+bench-scale: envtest ## Run BenchmarkScale (core/internal/scale) for SCALE_N clusters (default 10 100 300 1000, about 5 min per SCALE_COUNT) into SCALE_OUT.
+	@mkdir -p $(dir $(SCALE_OUT))
+	cd $(ROOT)/core && nice -n 19 go test -run '^$$' -bench 'BenchmarkScale/N=($(shell echo $(SCALE_N) | tr ' ' '|'))$$' \
+		-benchtime 1x -count $(SCALE_COUNT) -timeout 3h ./internal/scale | tee $(SCALE_OUT)
+
+.PHONY: bench-plots
+bench-plots: ## Draw the scale plots (docs/benchmarks/scale-*.png) from SCALE_OUT with hack/benchplot.
+	cd $(ROOT)/hack/benchplot && GOWORK=off go run . -in $(SCALE_OUT) -out $(ROOT)/docs/benchmarks

@@ -1,0 +1,3 @@
+module mcr.dev/hack/benchplot
+
+go 1.26.3
