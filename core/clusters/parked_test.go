@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 )
 
@@ -78,22 +79,7 @@ func gadget(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 
 func installGadgets(t *testing.T, member string, gvk schema.GroupVersionKind) {
 	t.Helper()
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "gadgets." + gvk.Group},
-		"spec": map[string]any{
-			"group": gvk.Group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": gvk.Kind, "listKind": gvk.Kind + "List"},
-			"versions": []any{map[string]any{
-				"name": gvk.Version, "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
+	crd := envtest.SchemalessCRD(gvk, "gadgets")
 	cl, err := client.New(fleet.Member(member).Config(), client.Options{})
 	if err != nil {
 		t.Fatal(err)

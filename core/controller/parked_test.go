@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mccontroller "mcr.dev/core/controller"
+	"mcr.dev/core/envtest"
 	mchandler "mcr.dev/core/handler"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
@@ -118,22 +119,7 @@ func widget(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 // installWidgets installs a namespaced CRD of kind Widget (plural widgets) in the member.
 func installWidgets(t *testing.T, member string, gvk schema.GroupVersionKind) {
 	t.Helper()
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "widgets." + gvk.Group},
-		"spec": map[string]any{
-			"group": gvk.Group,
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": gvk.Kind, "listKind": gvk.Kind + "List"},
-			"versions": []any{map[string]any{
-				"name": gvk.Version, "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
+	crd := envtest.SchemalessCRD(gvk, "widgets")
 	if err := memberClient(t, member).Create(t.Context(), crd); err != nil {
 		t.Fatalf("installing the Widget CRD in %s: %v", member, err)
 	}
