@@ -41,7 +41,9 @@ func (w *writes) patchCount() int {
 	return len(w.patches)
 }
 
-// countWrites wraps c to record its writes in the returned writes.
+// countWrites wraps c, a real client of the hub's kube-apiserver (hubClient), to record its
+// writes in the returned writes: every call still goes to the apiserver; the interceptor only
+// counts, and refuses writes the Aggregator must never make.
 func countWrites(t *testing.T, c client.WithWatch) (client.Client, *writes) {
 	t.Helper()
 	w := &writes{}
