@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/restmapper"
 )
 
 // Defaults are the cluster options set once for a whole manager (manager.WithClusterDefaults)
@@ -43,9 +45,15 @@ type Defaults struct {
 	// Default to 0: the provider's default (the provider kit's DefaultQPS and DefaultBurst).
 	QPS   float32
 	Burst int
+
+	// RESTMappers, when set, gives the members served by one apiserver endpoint one REST mapper
+	// (restmapper.Pool.ClusterOption); read package restmapper for when that is correct.
+	//
+	// Defaults to nil: each member has a REST mapper of its own, as in controller-runtime.
+	RESTMappers *restmapper.Pool
 }
 
-// ClusterOption returns the cluster.Option that applies Scheme and Cache. Pass it before a
+// ClusterOption returns the cluster.Option that applies Scheme, Cache and RESTMappers. Pass it before a
 // provider's own options, so that theirs win. Every cluster gets maps of its own, so that an
 // option that changes the cache's namespaces of one member never touches another's.
 func (d Defaults) ClusterOption() cluster.Option {
@@ -60,6 +68,9 @@ func (d Defaults) ClusterOption() cluster.Option {
 		c.DefaultNamespaces = maps.Clone(c.DefaultNamespaces)
 		c.ByObject = maps.Clone(c.ByObject)
 		o.Cache = c
+		if d.RESTMappers != nil {
+			d.RESTMappers.ClusterOption()(o)
+		}
 	}
 }
 

@@ -26,8 +26,9 @@ import (
 	"unicode"
 )
 
-// benchmarkPrefix selects the lines of BenchmarkScale's sub-benchmarks, N=<clusters>.
-const benchmarkPrefix = "BenchmarkScale/N="
+// benchmarkPrefix selects the lines of BenchmarkScale's sub-benchmarks,
+// mappers=<own|shared>/N=<clusters>.
+const benchmarkPrefix = "BenchmarkScale/"
 
 type chart struct {
 	file, title string
@@ -42,17 +43,25 @@ type series struct {
 	metric, label string
 }
 
+// own and shared name BenchmarkScale's two variants in a series' metric (see parse).
+const (
+	own    = "@mappers=own"
+	shared = "@mappers=shared"
+)
+
 var charts = []chart{
 	{"scale-time.png", "time vs clusters engaged", true, []series{
-		{"all-reconciled-s", "first engage to every cluster reconciled (s)"},
-		{"disengage-s", "disengage all, back to baseline goroutines (s)"},
+		{"all-reconciled-s" + own, "first engage to every cluster reconciled (s)"},
+		{"all-reconciled-s" + shared, "the same, REST mappers shared (s)"},
+		{"disengage-s" + own, "disengage all, back to baseline goroutines (s)"},
 	}},
 	{"scale-memory.png", "memory per engaged cluster vs clusters engaged", false, []series{
-		{"rss-MiB/cluster", "RSS (MiB per cluster)"},
-		{"heap-MiB/cluster", "Go heap in use (MiB per cluster)"},
+		{"rss-MiB/cluster" + own, "RSS (MiB per cluster)"},
+		{"heap-MiB/cluster" + own, "Go heap in use (MiB per cluster)"},
+		{"heap-MiB/cluster" + shared, "Go heap in use, REST mappers shared (MiB per cluster)"},
 	}},
 	{"scale-goroutines.png", "goroutines per engaged cluster vs clusters engaged", false, []series{
-		{"goroutines/cluster", "goroutines per cluster"},
+		{"goroutines/cluster" + own, "goroutines per cluster"},
 	}},
 }
 
@@ -108,9 +117,11 @@ type results map[string]map[int][]float64
 
 // parse reads the lines of BenchmarkScale's sub-benchmarks:
 //
-//	BenchmarkScale/N=100-2   1   1.07 all-reconciled-s   0.43 heap-MiB/cluster ...
+//	BenchmarkScale/mappers=own/N=100-2   1   1.07 all-reconciled-s   0.43 heap-MiB/cluster ...
 //
-// and ignores every other line.
+// and ignores every other line. A value is kept under its unit and variant,
+// "heap-MiB/cluster@mappers=own"; a line without a variant (BenchmarkScale/N=100-2, as before
+// variants existed) under its unit and @mappers=own, what it measured.
 func parse(r io.Reader) (results, error) {
 	res := results{}
 	sc := bufio.NewScanner(r)
@@ -120,12 +131,16 @@ func parse(r io.Reader) (results, error) {
 		if len(fields) < 2 || !strings.HasPrefix(fields[0], benchmarkPrefix) {
 			continue
 		}
-		size := strings.TrimPrefix(fields[0], benchmarkPrefix)
-		if i := strings.IndexByte(size, '-'); i >= 0 { // the -GOMAXPROCS suffix
-			size = size[:i]
+		name := strings.TrimPrefix(fields[0], benchmarkPrefix)
+		if i := strings.LastIndexByte(name, '-'); i >= 0 && isDigits(name[i+1:]) { // -GOMAXPROCS
+			name = name[:i]
 		}
-		n, err := strconv.Atoi(size)
-		if err != nil || n <= 0 {
+		variant := own
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			variant, name = "@"+name[:i], name[i+1:]
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "N="))
+		if err != nil || n <= 0 || !strings.HasPrefix(name, "N=") {
 			return nil, fmt.Errorf("line %d: bad cluster count in %q", line, fields[0])
 		}
 		pairs := fields[2:] // after the iteration count
@@ -137,10 +152,11 @@ func parse(r io.Reader) (results, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: value %q of %s: %w", line, pairs[i], pairs[i+1], err)
 			}
-			if res[pairs[i+1]] == nil {
-				res[pairs[i+1]] = map[int][]float64{}
+			key := pairs[i+1] + variant
+			if res[key] == nil {
+				res[key] = map[int][]float64{}
 			}
-			res[pairs[i+1]][n] = append(res[pairs[i+1]][n], v)
+			res[key][n] = append(res[key][n], v)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -150,6 +166,10 @@ func parse(r io.Reader) (results, error) {
 		return nil, errors.New("no " + benchmarkPrefix + "... lines")
 	}
 	return res, nil
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 type point struct{ n, v float64 }
@@ -186,14 +206,22 @@ var (
 
 // draw renders one chart: x is the number of clusters, y the metric from zero.
 func draw(c chart, res results) (*image.RGBA, error) {
+	// A variant the input does not have is left out; a chart with nothing to draw is an error.
+	var present []series
+	for _, s := range c.series {
+		if len(res.points(s.metric)) > 0 {
+			present = append(present, s)
+		}
+	}
+	if len(present) == 0 {
+		return nil, fmt.Errorf("no values of %s", c.series[0].metric)
+	}
+	c.series = present
 	all := make([][]point, len(c.series))
 	var sizes []float64
 	lo, hi := 0.0, 0.0
 	for i, s := range c.series {
 		all[i] = res.points(s.metric)
-		if len(all[i]) == 0 {
-			return nil, fmt.Errorf("no values of %s", s.metric)
-		}
 		for _, p := range all[i] {
 			lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
 			if !slices.Contains(sizes, p.n) {

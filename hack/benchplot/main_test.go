@@ -12,10 +12,12 @@ import (
 )
 
 const sample = `goos: linux
-BenchmarkScale/N=10-2   	       1	         0.05 all-reconciled-s	        14.40 goroutines/cluster	         0.44 heap-MiB/cluster	0.51 rss-MiB/cluster	0.01 disengage-s
-BenchmarkScale/N=100-2  	       1	         1.07 all-reconciled-s	        14.04 goroutines/cluster	         0.43 heap-MiB/cluster	0.48 rss-MiB/cluster	0.03 disengage-s
-BenchmarkScale/N=100-2  	       1	         0.61 all-reconciled-s	        14.00 goroutines/cluster	         0.41 heap-MiB/cluster	0.47 rss-MiB/cluster	0.05 disengage-s
+BenchmarkScale/mappers=own/N=10-2   	       1	         0.05 all-reconciled-s	        14.40 goroutines/cluster	         0.44 heap-MiB/cluster	0.51 rss-MiB/cluster	0.01 disengage-s
+BenchmarkScale/mappers=own/N=100-2  	       1	         1.07 all-reconciled-s	        14.04 goroutines/cluster	         0.43 heap-MiB/cluster	0.48 rss-MiB/cluster	0.03 disengage-s
+BenchmarkScale/mappers=own/N=100-2  	       1	         0.61 all-reconciled-s	        14.00 goroutines/cluster	         0.41 heap-MiB/cluster	0.47 rss-MiB/cluster	0.05 disengage-s
 BenchmarkScale/N=100-2  	       1	         0.90 all-reconciled-s	        14.10 goroutines/cluster	         0.42 heap-MiB/cluster	0.49 rss-MiB/cluster	0.04 disengage-s
+BenchmarkScale/mappers=shared/N=10-2   	       1	         0.02 all-reconciled-s	        14.40 goroutines/cluster	         0.12 heap-MiB/cluster	0.20 rss-MiB/cluster	0.01 disengage-s
+BenchmarkScale/mappers=shared/N=100-2  	       1	         0.11 all-reconciled-s	        14.04 goroutines/cluster	         0.11 heap-MiB/cluster	0.18 rss-MiB/cluster	0.02 disengage-s
 BenchmarkOther-2 1 5 x-s
 PASS
 `
@@ -25,12 +27,16 @@ func TestParseTakesMedians(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := res.points("all-reconciled-s")
+	// The line without a variant counts as mappers=own, the default it measured.
+	got := res.points("all-reconciled-s" + own)
 	want := []point{{10, 0.05}, {100, 0.90}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("points = %v, want %v", got, want)
 	}
-	if _, ok := res["x-s"]; ok {
+	if got, want := res.points("heap-MiB/cluster"+shared), []point{{10, 0.12}, {100, 0.11}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("shared points = %v, want %v", got, want)
+	}
+	if _, ok := res["x-s"+own]; ok {
 		t.Error("a line of another benchmark was read")
 	}
 }
@@ -39,6 +45,8 @@ func TestParseRejectsBrokenLines(t *testing.T) {
 	for _, in := range []string{
 		"",
 		"BenchmarkScale/N=ten-2 1 0.5 all-reconciled-s",
+		"BenchmarkScale/mappers=own/ten-2 1 0.5 all-reconciled-s",
+		"BenchmarkScale/mappers=own/N=-2 1 0.5 all-reconciled-s",
 		"BenchmarkScale/N=10-2 1 0.5",
 		"BenchmarkScale/N=10-2 1 fast all-reconciled-s",
 	} {
@@ -120,5 +128,31 @@ func TestRunFailsWithoutData(t *testing.T) {
 	}
 	if err := run(in, dir); err == nil {
 		t.Error("run succeeded without the metrics the charts plot")
+	}
+}
+
+// TestRunLeavesOutAMissingVariant: output of the own-mappers variant alone still draws every
+// chart, without the shared series.
+func TestRunLeavesOutAMissingVariant(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "scale.txt")
+	var ownOnly []string
+	for _, l := range strings.Split(sample, "\n") {
+		if !strings.Contains(l, "shared") {
+			ownOnly = append(ownOnly, l)
+		}
+	}
+	if err := os.WriteFile(in, []byte(strings.Join(ownOnly, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(in, dir); err != nil {
+		t.Fatalf("drawing the own variant alone: %v", err)
+	}
+	res, err := parse(strings.NewReader(strings.Join(ownOnly, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pts := res.points("heap-MiB/cluster" + shared); len(pts) != 0 {
+		t.Errorf("shared points read from output without them: %v", pts)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
 	mcreconcile "mcr.dev/core/reconcile"
+	"mcr.dev/core/restmapper"
 )
 
 // scaleAPIServers is how many kube-apiservers BenchmarkScale spreads its clusters over: enough
@@ -46,7 +47,9 @@ const scaleAPIServers = 4
 // costs the process and how long engaging and disengaging take (see runScale for every metric).
 // Each cluster is a cluster.Cluster of its own, with its own ServiceAccount token, restricted by
 // RBAC and by its cache options to one namespace holding one ConfigMap; the N clusters are
-// spread over scaleAPIServers apiservers. Run one size with -bench 'BenchmarkScale/N=100$'.
+// spread over scaleAPIServers apiservers. Each size runs twice: mappers=own gives every cluster a
+// REST mapper of its own (controller-runtime's default), mappers=shared lets the clusters of one
+// apiserver share one (restmapper.Pool). Run one size with -bench 'BenchmarkScale/mappers=own/N=100$'.
 //
 // MCR_SCALE_IDLE sets the idle window over which CPU is measured (a Go duration, default 30s;
 // 0 skips it); MCR_SCALE_PROFILES names a directory that receives a goroutine and a heap
@@ -60,19 +63,25 @@ func BenchmarkScale(b *testing.B) {
 		}
 		idle = d
 	}
-	for _, n := range []int{10, 100, 300, 1000} {
-		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
-			began := time.Now()
-			members := apiservers(b, scaleAPIServers)
-			creds := mintClusterCredentials(b, members, n)
-			var sum scaleResult
-			for i := range b.N {
-				r := runScale(b, creds, scaleOptions{run: i, idle: idle, profileDir: os.Getenv("MCR_SCALE_PROFILES")})
-				sum.add(r)
+	for _, mappers := range []string{"own", "shared"} {
+		b.Run("mappers="+mappers, func(b *testing.B) {
+			for _, n := range []int{10, 100, 300, 1000} {
+				b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+					began := time.Now()
+					members := apiservers(b, scaleAPIServers)
+					creds := mintClusterCredentials(b, members, n)
+					var sum scaleResult
+					for i := range b.N {
+						sum.add(runScale(b, creds, scaleOptions{
+							run: i, idle: idle, sharedMappers: mappers == "shared",
+							profileDir: os.Getenv("MCR_SCALE_PROFILES"),
+						}))
+					}
+					sum.report(b, float64(b.N))
+					// The whole sub-benchmark: apiservers and credentials too, when not already there.
+					b.ReportMetric(time.Since(began).Seconds(), "wall-s")
+				})
 			}
-			sum.report(b, float64(b.N))
-			// The whole sub-benchmark: apiservers and credentials too, when not already there.
-			b.ReportMetric(time.Since(began).Seconds(), "wall-s")
 		})
 	}
 }
@@ -101,12 +110,14 @@ func TestScaleHarness(t *testing.T) {
 			t.Errorf("cluster %d: listing every namespace: err %v, want forbidden", i, err)
 		}
 	}
-	r := runScale(t, creds, scaleOptions{idle: 200 * time.Millisecond})
-	if r.allReconciled <= 0 || r.disengage <= 0 {
-		t.Errorf("engage or disengage not timed: %+v", r)
-	}
-	if r.goroutinesPerCluster <= 0 || r.tcpConns <= 0 {
-		t.Errorf("engaged clusters cost no goroutines or no connections: %+v", r)
+	for i, shared := range []bool{false, true} {
+		r := runScale(t, creds, scaleOptions{run: i, idle: 200 * time.Millisecond, sharedMappers: shared})
+		if r.allReconciled <= 0 || r.disengage <= 0 {
+			t.Errorf("shared mappers %v: engage or disengage not timed: %+v", shared, r)
+		}
+		if r.goroutinesPerCluster <= 0 || r.tcpConns <= 0 {
+			t.Errorf("shared mappers %v: engaged clusters cost no goroutines or no connections: %+v", shared, r)
+		}
 	}
 }
 
@@ -204,6 +215,9 @@ type scaleOptions struct {
 	run        int           // distinguishes the cluster names of successive runs
 	idle       time.Duration // window over which idle CPU is measured; 0 skips it
 	profileDir string        // receives goroutine and heap profiles while engaged; "" for none
+	// sharedMappers builds the clusters with one restmapper.Pool, as
+	// clusters.Defaults.RESTMappers would.
+	sharedMappers bool
 }
 
 // scaleResult is one run of runScale. Per-cluster memory and goroutines are deltas over the
@@ -317,6 +331,10 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 	}
 	names := make([]multicluster.ClusterName, n)
 	cls := make([]cluster.Cluster, n)
+	var mappers *restmapper.Pool
+	if opts.sharedMappers {
+		mappers = restmapper.NewPool(restmapper.Options{})
+	}
 	for i, c := range creds {
 		names[i] = multicluster.ClusterName(prefix + strconv.Itoa(i))
 		ns := c.namespace
@@ -325,6 +343,9 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 			// One namespace per cache: the token could not list more, and a cache of every
 			// ConfigMap of the apiserver per cluster would grow with N².
 			o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
+			if mappers != nil {
+				mappers.ClusterOption()(o)
+			}
 		})
 		if err != nil {
 			tb.Fatalf("creating cluster %d: %v", i, err)
@@ -359,7 +380,11 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 	r.tcpPerCluster = r.tcpConns / float64(n)
 	r.apiserverRSS = mib(childRSS("kube-apiserver"))
 	if opts.profileDir != "" {
-		writeProfiles(tb, opts.profileDir, n)
+		name := strconv.Itoa(n)
+		if opts.sharedMappers {
+			name += "-shared-mappers"
+		}
+		writeProfiles(tb, opts.profileDir, name)
 	}
 	if opts.idle > 0 {
 		start := cpuTime()
@@ -397,7 +422,7 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 
 // writeProfiles writes the goroutines (grouped by stack, as text) and the heap (after a GC) of
 // the engaged process into dir, named after the size.
-func writeProfiles(tb testing.TB, dir string, n int) {
+func writeProfiles(tb testing.TB, dir, name string) {
 	tb.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
@@ -406,8 +431,8 @@ func writeProfiles(tb testing.TB, dir string, n int) {
 		name, file string
 		debug      int
 	}{
-		{"goroutine", fmt.Sprintf("scale-%d-goroutines.txt", n), 1},
-		{"heap", fmt.Sprintf("scale-%d-heap.pprof", n), 0},
+		{"goroutine", "scale-" + name + "-goroutines.txt", 1},
+		{"heap", "scale-" + name + "-heap.pprof", 0},
 	} {
 		f, err := os.Create(filepath.Join(dir, p.file))
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
+	"mcr.dev/core/restmapper"
 )
 
 // widgetGV is the group of the Widget CRD, which only the manager-level scheme of these tests
@@ -164,10 +165,12 @@ func TestClusterDefaultsAreInherited(t *testing.T) {
 	member.QPS, member.Burst = 0, 0
 	installWidgets(t, member, "widgets", "w1")
 	widgets := widgetScheme(t)
+	mappers := restmapper.NewPool(restmapper.Options{})
 	defaults := clusters.Defaults{
 		Scheme: widgets,
 		Cache:  cache.Options{DefaultNamespaces: map[string]cache.Config{"widgets": {}}},
 		QPS:    7, Burst: 9,
+		RESTMappers: mappers,
 	}
 	key := types.NamespacedName{Namespace: "widgets", Name: "w1"}
 
@@ -197,6 +200,11 @@ func TestClusterDefaultsAreInherited(t *testing.T) {
 		}
 		if mgr.GetLocalManager().GetScheme() != widgets {
 			t.Error("the local cluster does not use the manager-level scheme its Options leave unset")
+		}
+		// The member's and the local cluster's REST mappers come from the shared pool: one per
+		// endpoint, the host and the member.
+		if got := mappers.Endpoints(); got != 2 {
+			t.Errorf("endpoints with a shared REST mapper: %d, want 2 (the local cluster and the member)", got)
 		}
 	})
 
