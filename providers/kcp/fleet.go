@@ -22,6 +22,7 @@ import (
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	corefleet "mcr.dev/core/fleet"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 )
@@ -217,47 +218,13 @@ func ListByCluster[T client.Object](ctx context.Context, fleet *Fleet, list clie
 }
 
 // FleetHandler is told about the objects of one type of every engaged logical cluster, with
-// the logical cluster each belongs to. Its calls are serial (one at a time, across endpoints),
-// and should return quickly: they hold up the handler's other events. The objects are the
-// shared caches' own: they must not be modified.
-type FleetHandler interface {
-	// OnAdd is called for each object of a logical cluster that engages (isInInitialList is
-	// true: it existed before) and for each object created in an engaged one.
-	OnAdd(cluster multicluster.ClusterName, obj client.Object, isInInitialList bool)
-	// OnUpdate is called for each change of an object of an engaged logical cluster, and on
-	// every resync of the shared informer.
-	OnUpdate(cluster multicluster.ClusterName, oldObj, newObj client.Object)
-	// OnDelete is called for each object deleted from an engaged logical cluster, with its
-	// last state known (which may be stale when the watch missed the deletion).
-	OnDelete(cluster multicluster.ClusterName, obj client.Object)
-}
+// the logical cluster each belongs to. It is core's fleet.Handler, so that one handler serves
+// the fleet-wide event stream of any provider (mcr.dev/core/fleet) and this one; what differs
+// here is on AddEventHandler.
+type FleetHandler = corefleet.Handler
 
 // FleetHandlerFuncs is a FleetHandler of functions; a nil function ignores its events.
-type FleetHandlerFuncs struct {
-	AddFunc    func(cluster multicluster.ClusterName, obj client.Object, isInInitialList bool)
-	UpdateFunc func(cluster multicluster.ClusterName, oldObj, newObj client.Object)
-	DeleteFunc func(cluster multicluster.ClusterName, obj client.Object)
-}
-
-var _ FleetHandler = FleetHandlerFuncs{}
-
-func (h FleetHandlerFuncs) OnAdd(cluster multicluster.ClusterName, obj client.Object, isInInitialList bool) {
-	if h.AddFunc != nil {
-		h.AddFunc(cluster, obj, isInInitialList)
-	}
-}
-
-func (h FleetHandlerFuncs) OnUpdate(cluster multicluster.ClusterName, oldObj, newObj client.Object) {
-	if h.UpdateFunc != nil {
-		h.UpdateFunc(cluster, oldObj, newObj)
-	}
-}
-
-func (h FleetHandlerFuncs) OnDelete(cluster multicluster.ClusterName, obj client.Object) {
-	if h.DeleteFunc != nil {
-		h.DeleteFunc(cluster, obj)
-	}
-}
+type FleetHandlerFuncs = corefleet.HandlerFuncs
 
 // AddEventHandler tells handler about the objects of obj's type (a typed object, or an
 // unstructured one with its kind set) of every engaged logical cluster until the registration
@@ -272,6 +239,11 @@ func (h FleetHandlerFuncs) OnDelete(cluster multicluster.ClusterName, obj client
 // type cannot be watched on an endpoint, the registration is returned with an error naming the
 // endpoint; its events come from the other endpoints, and it is added there again when the
 // next logical cluster of that endpoint engages. ctx bounds the creation of the informers only.
+//
+// The handler's calls are serial (one at a time, across endpoints) and should return quickly:
+// they hold up the handler's other events. OnUpdate is also called on every resync of the
+// shared informer; OnDelete gets the last state known, which may be stale when the watch missed
+// the deletion. The objects are the shared caches' own: they must not be modified.
 func (f *Fleet) AddEventHandler(ctx context.Context, obj client.Object, handler FleetHandler) (*FleetRegistration, error) {
 	if obj == nil || handler == nil {
 		return nil, errors.New("kcp provider: AddEventHandler needs an object and a handler")
