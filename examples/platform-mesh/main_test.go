@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -74,7 +73,7 @@ func TestPlatformMesh(t *testing.T) {
 	probeAddr := freeAddress(t)
 	p := exampletest.Start(t, func(ctx context.Context) error {
 		return run(ctx, []string{
-			"-kubeconfig", workspaceKubeconfig(t, kcpServer, provider.Path),
+			"-kubeconfig", kcpServer.WorkspaceKubeconfigFileForTest(t, provider.Path),
 			"-downstream-kubeconfig", exampletest.WriteKubeconfig(t, t.TempDir(), "downstream.kubeconfig", fleet.Member("downstream")),
 			"-metrics-bind-address", "0", "-health-probe-bind-address", probeAddr, "-zap-log-level", "error",
 		})
@@ -318,21 +317,6 @@ func applyYAML(t *testing.T, c client.Client, file string) {
 	if err := c.Create(t.Context(), obj); err != nil {
 		t.Fatalf("creating %s of %s: %v", obj.GetKind(), file, err)
 	}
-}
-
-// workspaceKubeconfig writes kcp's admin kubeconfig pointed at the workspace path, as
-// `kubectl ws use <path>` leaves it, and returns the file.
-func workspaceKubeconfig(t *testing.T, s *kcptest.Server, ws logicalcluster.Path) string {
-	t.Helper()
-	data, err := s.WorkspaceKubeconfig(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "provider.kubeconfig")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // freeAddress returns a loopback address with a port nothing listens on.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +96,7 @@ func TestKCPProviderExampleMarksConfigMapsOfBoundWorkspaces(t *testing.T) {
 	}
 
 	first, firstClient := bind("consumer-first")
-	p := exampletest.StartChild(t, "-kubeconfig", workspaceKubeconfig(t, kcpServer, provider.Path), "-endpoint-slice", "widgets",
+	p := exampletest.StartChild(t, "-kubeconfig", kcpServer.WorkspaceKubeconfigFileForTest(t, provider.Path), "-endpoint-slice", "widgets",
 		"-metrics-bind-address", "0", "-health-probe-bind-address", "0", "-zap-log-level", "error")
 	p.Eventually(t, "the first consumer's ConfigMap marked", exampletest.MarkedBy(firstClient, "demo", "greeting", first.Cluster.String()))
 
@@ -105,19 +104,4 @@ func TestKCPProviderExampleMarksConfigMapsOfBoundWorkspaces(t *testing.T) {
 	late, lateClient := bind("consumer-late")
 	p.Eventually(t, "the late consumer's ConfigMap marked", exampletest.MarkedBy(lateClient, "demo", "greeting", late.Cluster.String()))
 	p.Stop(t)
-}
-
-// workspaceKubeconfig writes kcp's admin kubeconfig pointed at the workspace path, as
-// `kubectl ws use <path>` leaves it, and returns the file.
-func workspaceKubeconfig(t *testing.T, s *kcptest.Server, ws logicalcluster.Path) string {
-	t.Helper()
-	data, err := s.WorkspaceKubeconfig(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "provider.kubeconfig")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -5,8 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/kcp-dev/logicalcluster/v3"
 )
 
 // LogEnv names an environment variable that, when set to a file path, makes StartForTest and
@@ -34,6 +38,22 @@ func StartForTest(t testing.TB, opts Options) *Server {
 		}
 	})
 	return s
+}
+
+// WorkspaceKubeconfigFileForTest writes the admin kubeconfig pointed at the workspace path ws
+// (WorkspaceKubeconfig: what `kubectl ws use <path>` leaves) into a file of the test's temporary
+// directory and returns its path, for a program under test that takes -kubeconfig.
+func (s *Server) WorkspaceKubeconfigFileForTest(t testing.TB, ws logicalcluster.Path) string {
+	t.Helper()
+	data, err := s.WorkspaceKubeconfig(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), strings.ReplaceAll(ws.String(), ":", "_")+".kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // Main is a test package's TestMain when its tests share one kcp, the usual case: kcp takes
