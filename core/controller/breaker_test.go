@@ -14,6 +14,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mccontroller "mcr.dev/core/controller"
+	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
 	"mcr.dev/core/workqueue"
 )
@@ -87,7 +88,7 @@ func TestBreakerParksFailingMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &failingMember{ns: ns, good: memberClient(t, "a"), bad: badClient, reconciled: map[string]bool{}}
-	logs := &logLines{}
+	logs := &providertest.LogBuffer{}
 	name := "breaker-" + ns
 
 	mgr := newManager(t, nil)
@@ -96,7 +97,7 @@ func TestBreakerParksFailingMember(t *testing.T) {
 		NewQueue: workqueue.ClusterFairQueue[mcreconcile.Request](workqueue.Options{
 			// An hour: once open, the breaker lets nothing of "bad" through while the test runs.
 			Breaker: &workqueue.BreakerOptions{FailureThreshold: 3, InitialBackoff: time.Hour},
-			Logger:  logs.logger(),
+			Logger:  logs.Logger(),
 		}),
 	})
 	if err != nil {
@@ -121,7 +122,7 @@ func TestBreakerParksFailingMember(t *testing.T) {
 		m := series(t, "mcr_cluster_breaker_state", name, "bad")
 		return m != nil && m.GetGauge().GetValue() == 2
 	})
-	if !logs.has(`"cluster"="bad"`, "circuit breaker opened", `"failures"=3`) {
+	if notLogged(logs, `"cluster"="bad"`, "circuit breaker opened", `"failures"=3`) {
 		t.Fatalf("the opening was not logged with the cluster:\n%s", logs)
 	}
 	parkedAt := rec.attempts()

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -38,6 +37,7 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/core/providers/single"
 	mcreconcile "mcr.dev/core/reconcile"
 	mcsource "mcr.dev/core/source"
@@ -111,10 +111,10 @@ func TestSourceIsRetriedUntilItStarts(t *testing.T) {
 	flaky := fleet.Member("flaky")
 	stopMember(t, flaky)
 	ns := namespace(t, "a")
-	logs := &logLines{}
+	logs := &providertest.LogBuffer{}
 	name := "retry-" + ns
 	rec := newRecorder(ns)
-	c := startController(t, name, rec, mccontroller.Options{Logger: logs.logger()})
+	c := startController(t, name, rec, mccontroller.Options{Logger: logs.Logger()})
 
 	down := startedCluster(t, flaky.Config())
 	good := startedCluster(t, fleet.Member("a").Config())
@@ -126,7 +126,7 @@ func TestSourceIsRetriedUntilItStarts(t *testing.T) {
 	}
 	waitFor(t, "two failed starts of the flaky source", func() bool { return sourceErrors(t, name) >= 2 })
 	for _, backoff := range []string{"1s", "2s"} {
-		if !logs.has(`"msg"="Cannot watch cluster, will retry"`, `"cluster"="flaky"`, `"retryIn"="`+backoff+`"`) {
+		if notLogged(logs, `"msg"="Cannot watch cluster, will retry"`, `"cluster"="flaky"`, `"retryIn"="`+backoff+`"`) {
 			t.Fatalf("no retry in %s was logged for cluster flaky:\n%s", backoff, logs)
 		}
 	}
@@ -152,10 +152,10 @@ func TestSyncTimeout(t *testing.T) {
 	forbidden := forbiddenConfig(t, "b")
 
 	t.Run("other clusters are not delayed", func(t *testing.T) {
-		logs := &logLines{}
+		logs := &providertest.LogBuffer{}
 		rec := newRecorder(ns)
 		// Long enough that the stuck cluster is certainly still waiting when the test ends.
-		c := startController(t, "sync-wait-"+ns, rec, mccontroller.Options{Logger: logs.logger(), CacheSyncTimeout: time.Hour})
+		c := startController(t, "sync-wait-"+ns, rec, mccontroller.Options{Logger: logs.Logger(), CacheSyncTimeout: time.Hour})
 		stuck := startedCluster(t, forbidden)
 		engaged := make(chan error, 1)
 		go func() { engaged <- c.Engage(t.Context(), "stuck", stuck) }()
@@ -176,24 +176,24 @@ func TestSyncTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.waitFor(t, "good", "cm")
-		if logs.has("did not sync") {
+		if logged(logs, "did not sync") {
 			t.Fatalf("a sync timeout was reported an hour early:\n%s", logs)
 		}
 	})
 
 	t.Run("a cluster that never syncs is reported", func(t *testing.T) {
 		const timeout = 2 * time.Second
-		logs := &logLines{}
+		logs := &providertest.LogBuffer{}
 		rec := newRecorder(ns)
 		name := "sync-timeout-" + ns
-		c := startController(t, name, rec, mccontroller.Options{Logger: logs.logger(), CacheSyncTimeout: timeout})
+		c := startController(t, name, rec, mccontroller.Options{Logger: logs.Logger(), CacheSyncTimeout: timeout})
 		engaged := time.Now()
 		if err := c.Engage(t.Context(), "stuck", startedCluster(t, forbidden)); err != nil {
 			t.Fatal(err)
 		}
 		want := []string{`"msg"="Cluster did not sync in time; its events will flow once it does"`, `"cluster"="stuck"`,
 			`"timeout"="2s"`, "waiting for *v1.ConfigMap cache to sync", "context deadline exceeded"}
-		waitFor(t, "the sync timeout to be reported", func() bool { return logs.has(want...) })
+		waitFor(t, "the sync timeout to be reported", func() bool { return logged(logs, want...) })
 		if elapsed := time.Since(engaged); elapsed < timeout {
 			t.Fatalf("the sync timeout was reported after %s, before CacheSyncTimeout (%s)", elapsed, timeout)
 		}
@@ -617,58 +617,13 @@ func sourceErrors(t testing.TB, controller string) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// logLines collects the lines of a logger.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
+// logged reports whether one line of logs contains every part.
+func logged(logs *providertest.LogBuffer, parts ...string) bool {
+	_, err := logs.Find(parts...)
+	return err == nil
 }
 
-func (l *logLines) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.lines = append(l.lines, prefix+" "+args)
-	}, funcr.Options{})
-}
-
-// has reports whether one line contains every part.
-func (l *logLines) has(parts ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-next:
-	for _, line := range l.lines {
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// count returns the number of lines that contain every part.
-func (l *logLines) count(parts ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-next:
-	for _, line := range l.lines {
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue next
-			}
-		}
-		n++
-	}
-	return n
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
+func notLogged(logs *providertest.LogBuffer, parts ...string) bool { return !logged(logs, parts...) }
 
 var nsCounter atomic.Int64
 

@@ -19,6 +19,7 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 	mcsource "mcr.dev/core/source"
 )
 
@@ -44,9 +45,9 @@ func TestKindNotServedIsParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "parked-" + ns
-	logs := &logLines{}
+	logs := &providertest.LogBuffer{}
 	rec := newRecorder(ns)
-	c, err := mccontroller.New(name, mgr, mccontroller.Options{Reconciler: rec, Logger: logs.logger()}, mccontroller.WithParkedRetryMax(time.Second))
+	c, err := mccontroller.New(name, mgr, mccontroller.Options{Reconciler: rec, Logger: logs.Logger()}, mccontroller.WithParkedRetryMax(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +89,10 @@ func TestKindNotServedIsParked(t *testing.T) {
 		t.Fatalf("b parked %q when the fleet was ready", got)
 	}
 	time.Sleep(4 * time.Second) // several retries at WithParkedRetryMax
-	if n := logs.count(`"msg"="Cluster does not serve the kind of this source; watch parked until it does"`, `"cluster"="b"`); n != 1 {
+	if n := len(logs.All(`"msg"="Cluster does not serve the kind of this source; watch parked until it does"`, `"cluster"="b"`)); n != 1 {
 		t.Fatalf("the parked source was reported %d times, want once:\n%s", n, logs)
 	}
-	if logs.has(`"msg"="Cannot watch cluster, will retry"`) {
+	if logged(logs, `"msg"="Cannot watch cluster, will retry"`) {
 		t.Fatalf("a kind the cluster does not serve was retried as an error:\n%s", logs)
 	}
 
@@ -105,7 +106,7 @@ func TestKindNotServedIsParked(t *testing.T) {
 			parkedSources(t, name) == 0 &&
 			parkedIndexes(t) == parkedIndexesBefore
 	})
-	if !logs.has(`"msg"="Cluster now serves the kind of this source; watch started"`, `"cluster"="b"`) {
+	if notLogged(logs, `"msg"="Cluster now serves the kind of this source; watch started"`, `"cluster"="b"`) {
 		t.Fatalf("the start of the parked source was not reported:\n%s", logs)
 	}
 }

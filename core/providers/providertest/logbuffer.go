@@ -51,6 +51,13 @@ func (b *LogBuffer) Lines() []string {
 	return slices.Clone(b.lines)
 }
 
+// String returns every line so far, one per line: for a test's failure message.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
 func containsAll(s string, parts []string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {
