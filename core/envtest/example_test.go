@@ -3,12 +3,16 @@ package envtest_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
 )
@@ -91,4 +95,38 @@ func ExampleMember_ServiceAccountKubeconfig() {
 	// Output:
 	// list configmaps allowed: true
 	// list secrets forbidden: true
+}
+
+// Give a member a kind of the test's own and create an object of it as soon as InstallCRDs
+// returns: the member serves the kind by then.
+func ExampleInstallCRDs() {
+	ctx := context.Background()
+	fleet, err := envtest.Start(ctx, envtest.Options{Members: []string{"east"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = fleet.Stop() }()
+
+	c, err := client.New(fleet.Member("east").Config(), client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	gvk := schema.GroupVersionKind{Group: "example.mcr.dev", Version: "v1", Kind: "Widget"}
+	installCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := envtest.InstallCRDs(installCtx, c, envtest.SchemalessCRD(gvk, "widgets")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	widget := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"color": "blue"}}}
+	widget.SetGroupVersionKind(gvk)
+	widget.SetNamespace("default")
+	widget.SetName("first")
+	if err := c.Create(ctx, widget); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("created widget", widget.GetName())
 }

@@ -119,6 +119,10 @@ func TestFleet(t *testing.T) {
 		testServiceAccountKubeconfig(t, fleet.Member("east"))
 	})
 
+	t.Run("InstallCRDs", func(t *testing.T) {
+		testInstallCRDs(t, fleet.Member("east"))
+	})
+
 	t.Run("StopStart", func(t *testing.T) {
 		testStopStart(t, fleet)
 	})

@@ -2,7 +2,6 @@ package fleetstatus_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -84,25 +83,7 @@ func installWidgetCRD(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Create(ctx, crd); err != nil {
-		return fmt.Errorf("installing the Widget CRD: %w", err)
-	}
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-			return fmt.Errorf("reading the Widget CRD: %w", err)
-		}
-		conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-		for _, c := range conditions {
-			if c, ok := c.(map[string]any); ok && c["type"] == "Established" && c["status"] == "True" {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the Widget CRD: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return envtest.InstallCRDs(ctx, c, crd)
 }
 
 // hubClient is an uncached client of the hub that knows Widgets.

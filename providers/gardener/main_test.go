@@ -16,7 +16,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -122,7 +121,7 @@ const unreachableURL = "https://127.0.0.1:9"
 // installCRDs installs the Shoot CRD the tests define and the extensions Cluster CRD Gardener
 // ships, and waits until both are served.
 func installCRDs(ctx context.Context, cfg *rest.Config) error {
-	cs, err := apiextensionsclient.NewForConfig(cfg)
+	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
 	}
@@ -130,27 +129,10 @@ func installCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{shootCRD(), clusterCRD} {
-		if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
-		}
-		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for CRD %s: %w", crd.Name, err)
-		}
-	}
-	return nil
+	// The restart test passes its own context, which has no deadline.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return envtest.InstallCRDs(ctx, c, shootCRD(), clusterCRD)
 }
 
 // shootCRD serves core.gardener.cloud/v1beta1 Shoots from a plain apiserver. gardener-apiserver

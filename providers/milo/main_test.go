@@ -86,13 +86,8 @@ func setUp(ctx context.Context) error {
 	if host, err = client.New(hostCfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
-	for _, file := range []string{
-		"resourcemanager.miloapis.com_projects.yaml",
-		"infrastructure.miloapis.com_projectcontrolplanes.yaml",
-	} {
-		if err := installCRD(ctx, host, filepath.Join("config", "crd", file)); err != nil {
-			return err
-		}
+	if err := installCRDs(ctx, host); err != nil {
+		return err
 	}
 	if proxy, err = frontproxy.Start(frontproxy.Options{Host: hostCfg}); err != nil {
 		return err
@@ -116,47 +111,25 @@ func setUp(ctx context.Context) error {
 	return nil
 }
 
-// installCRDs installs both CRDs of config/crd with c.
+// installCRDs installs both CRDs of config/crd with c and waits until they are served.
 func installCRDs(ctx context.Context, c client.Client) error {
+	var crds []client.Object
 	for _, file := range []string{
 		"resourcemanager.miloapis.com_projects.yaml",
 		"infrastructure.miloapis.com_projectcontrolplanes.yaml",
 	} {
-		if err := installCRD(ctx, c, filepath.Join("config", "crd", file)); err != nil {
+		path := filepath.Join("config", "crd", file)
+		data, err := os.ReadFile(path)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// installCRD creates the CRD of a file with c and waits until it is established.
-func installCRD(ctx context.Context, host client.Client, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := host.Create(ctx, crd); err != nil {
-		return fmt.Errorf("creating the CRD of %s: %w", path, err)
-	}
-	for {
-		if err := host.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-			return err
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("CRD %s not established: %w", crd.Name, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+		crds = append(crds, crd)
 	}
+	return envtest.InstallCRDs(ctx, c, crds...)
 }
 
 // waitTimeout bounds every wait for the provider to catch up with a change.

@@ -91,27 +91,14 @@ func SeedMarked(t testing.TB, c client.Client, namespace, name string) {
 	}
 }
 
-// InstallCRD creates crd with c (whose scheme must know apiextensions.k8s.io/v1) unless it
-// exists, and waits until it is established.
+// InstallCRD creates crd with c unless it exists, and waits up to WaitTimeout until it is
+// established (envtest.InstallCRDs).
 func InstallCRD(t testing.TB, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
-	if err := c.Create(t.Context(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("creating CRD %s: %v", crd.Name, err)
-	}
-	deadline := time.Now().Add(WaitTimeout)
-	for {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crd), got); err == nil {
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("CRD %s not established within %s", crd.Name, WaitTimeout)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), WaitTimeout)
+	defer cancel()
+	if err := envtest.InstallCRDs(ctx, c, crd); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -10,11 +10,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -108,25 +106,8 @@ func managementClient(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd := clusterCRD(t)
-	if err := c.Create(t.Context(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("creating CRD %s: %v", crd.Name, err)
-	}
-	deadline := time.Now().Add(exampletest.WaitTimeout)
-	for {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crd), got); err == nil {
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return c
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("CRD %s not established within %s", crd.Name, exampletest.WaitTimeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	exampletest.InstallCRD(t, c, clusterCRD(t))
+	return c
 }
 
 // clusterCRD reads the Cluster CRD from the cluster-api module of the version of the API types
