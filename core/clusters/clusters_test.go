@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 )
 
@@ -361,13 +362,13 @@ func TestRemoveLeavesNoGoroutines(t *testing.T) {
 	for i := range 2 {
 		cycle(i)
 	}
-	baseline := settledGoroutines()
+	baseline := testcheck.SettledGoroutines()
 	const cycles = 30
 	for i := range cycles {
 		cycle(100 + i)
 	}
 	// A small tolerance for runtime and HTTP/2 housekeeping goroutines that come and go.
-	waitForGoroutines(t, baseline+3)
+	testcheck.WaitForGoroutines(t, baseline+3, 30*time.Second)
 }
 
 func TestEqualConfigs(t *testing.T) {

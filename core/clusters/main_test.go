@@ -3,7 +3,6 @@ package clusters_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -106,36 +105,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// waitForGoroutines waits until the goroutine count is at most limit, and fails with a dump of
-// all goroutines if it never gets there.
-func waitForGoroutines(t testing.TB, limit int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for runtime.NumGoroutine() > limit {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines still running, want at most %d:\n%s", runtime.NumGoroutine(), limit, buf)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// settledGoroutines returns the goroutine count once it has stopped changing for a moment
-// (or after a few seconds), as a baseline for leak checks.
-func settledGoroutines() int {
-	last, stable := runtime.NumGoroutine(), 0
-	for i := 0; i < 100 && stable < 5; i++ {
-		time.Sleep(50 * time.Millisecond)
-		if n := runtime.NumGoroutine(); n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
-	}
-	return last
 }
 
 // indexCounter wraps a cluster and counts IndexField calls per object type and field.

@@ -1,11 +1,9 @@
 package controller_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +32,7 @@ import (
 	mccontroller "mcr.dev/core/controller"
 	"mcr.dev/core/envtest"
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
@@ -224,7 +223,7 @@ func TestDisengageLeavesNothingRunning(t *testing.T) {
 	disengage()
 	waitFor(t, "the warm-up handlers to be removed", func() bool { return clusters.handlers() == 0 })
 
-	baseline := settledGoroutines()
+	baseline := testcheck.SettledGoroutines()
 	engCtx, disengage = context.WithCancel(t.Context())
 	defer disengage()
 	engageAll(engCtx, t, c, clusters, "")
@@ -235,7 +234,7 @@ func TestDisengageLeavesNothingRunning(t *testing.T) {
 
 	disengage()
 	waitFor(t, "the handlers to be removed", func() bool { return clusters.handlers() == 0 })
-	waitForGoroutines(t, baseline)
+	testcheck.WaitForGoroutines(t, baseline, 2*time.Minute)
 }
 
 // When the controller's context ends, everything it runs for any cluster ends too, although
@@ -264,9 +263,9 @@ func TestStoppedControllerLeavesNothingRunning(t *testing.T) {
 		}
 	}
 	run("stop-warmup-" + ns)
-	baseline := settledGoroutines()
+	baseline := testcheck.SettledGoroutines()
 	run("stop-" + ns)
-	waitForGoroutines(t, baseline)
+	testcheck.WaitForGoroutines(t, baseline, 2*time.Minute)
 }
 
 // The host cluster takes part as an ordinary member under mcmanager.LocalCluster: engaged by
@@ -625,28 +624,16 @@ func logged(logs *providertest.LogBuffer, parts ...string) bool {
 
 func notLogged(logs *providertest.LogBuffer, parts ...string) bool { return !logged(logs, parts...) }
 
-var nsCounter atomic.Int64
-
-// namespace creates a fresh namespace of the same name in the given members.
+// namespace creates a fresh namespace of the same name in the named members.
 func namespace(t testing.TB, members ...string) string {
 	t.Helper()
-	name := fmt.Sprintf("ctrl-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))
-	for _, m := range members {
-		if err := memberClient(t, m).Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			t.Fatalf("creating namespace %s in %s: %v", name, m, err)
-		}
-	}
-	return name
+	return envtest.NamespaceForTest(t, "ctrl", fleet.MembersForTest(t, members...)...)
 }
 
 // memberClient is a direct client to a member.
 func memberClient(t testing.TB, member string) client.Client {
 	t.Helper()
-	c, err := client.New(fleet.Member(member).Config(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return fleet.Member(member).ClientForTest(t, client.Options{})
 }
 
 func createConfigMap(t testing.TB, member, ns, name string) {
@@ -667,35 +654,5 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// settledGoroutines returns the goroutine count once it has stopped changing for a moment, as
-// the baseline of a leak check.
-func settledGoroutines() int {
-	last, stable := runtime.NumGoroutine(), 0
-	for i := 0; i < 100 && stable < 5; i++ {
-		time.Sleep(50 * time.Millisecond)
-		if n := runtime.NumGoroutine(); n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
-	}
-	return last
-}
-
-// waitForGoroutines waits until at most baseline goroutines run, and fails with all of them
-// if that does not happen.
-func waitForGoroutines(t testing.TB, baseline int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for runtime.NumGoroutine() > baseline {
-		if time.Now().After(deadline) {
-			var buf bytes.Buffer
-			_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
-			t.Fatalf("%d goroutines still run, want at most the %d from before:\n%s", runtime.NumGoroutine(), baseline, buf.String())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

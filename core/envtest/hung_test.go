@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"mcr.dev/core/internal/testcheck"
 )
 
 // A hung endpoint accepts connections and never answers: a request through its Config waits
@@ -93,11 +95,5 @@ func TestHungEndpoint(t *testing.T) {
 		t.Fatal("the endpoint still accepts connections after Close")
 	}
 	hc.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > goroutinesBefore {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines run, %d before the endpoint started", runtime.NumGoroutine(), goroutinesBefore)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testcheck.WaitForGoroutines(t, goroutinesBefore, 5*time.Second)
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"mcr.dev/core/internal/testcheck"
 )
 
 func TestStopLeavesNothingBehind(t *testing.T) {
@@ -43,15 +45,7 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 	}
 
 	// Every goroutine the fleet started (process waiters, output copiers, probes) has ended.
-	// Goroutines wind down asynchronously, so poll for a bounded time.
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > goroutinesBefore && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > goroutinesBefore {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines after Stop, %d before:\n%s", n, goroutinesBefore, buf[:runtime.Stack(buf, true)])
-	}
+	testcheck.WaitForGoroutines(t, goroutinesBefore, 10*time.Second)
 }
 
 func TestStartFailureIsExplained(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,28 +169,16 @@ func stopMember(t testing.TB, m *envtest.Member) {
 	})
 }
 
-var nsCounter atomic.Int64
-
 // namespace creates a fresh namespace of the same name in the named members.
 func namespace(t testing.TB, names ...string) string {
 	t.Helper()
-	ns := fmt.Sprintf("fleet-%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))
-	for _, name := range names {
-		if err := memberClient(t, name).Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatalf("creating namespace %s in %s: %v", ns, name, err)
-		}
-	}
-	return ns
+	return envtest.NamespaceForTest(t, "fleet", members.MembersForTest(t, names...)...)
 }
 
 // memberClient is a direct client to a member.
 func memberClient(t testing.TB, name string) client.Client {
 	t.Helper()
-	c, err := client.New(members.Member(name).Config(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return members.Member(name).ClientForTest(t, client.Options{})
 }
 
 func create(t testing.TB, member string, obj client.Object) {

@@ -17,6 +17,7 @@ import (
 
 	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 )
 
@@ -149,15 +150,7 @@ func (l *ledger) sawAny(cluster, name string) bool {
 // settledCost returns the goroutine count and the live heap once the goroutine count has
 // stopped changing for a moment.
 func settledCost() (goroutines, heap uint64) {
-	last, stable := runtime.NumGoroutine(), 0
-	for i := 0; i < 100 && stable < 5; i++ {
-		time.Sleep(50 * time.Millisecond)
-		if n := runtime.NumGoroutine(); n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
-	}
+	last := testcheck.SettledGoroutines()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -272,10 +272,7 @@ type writer struct {
 
 func newWriter(t testing.TB, l *ledger, cluster string) *writer {
 	t.Helper()
-	c, err := client.New(fleet.Member(cluster).Config(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fleet.Member(cluster).ClientForTest(t, client.Options{})
 	return &writer{t: t, cluster: cluster, c: c, l: l, version: map[string]int{}}
 }
 
@@ -364,10 +361,7 @@ func (w *writer) churn(ctx context.Context, interval time.Duration) error {
 func createNamespace(t testing.TB, ns string, members ...string) {
 	t.Helper()
 	for _, m := range members {
-		c, err := client.New(fleet.Member(m).Config(), client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := fleet.Member(m).ClientForTest(t, client.Options{})
 		if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatalf("creating namespace %s in %s: %v", ns, m, err)
 		}

@@ -386,10 +386,7 @@ func (s *soak) stats() string {
 // reconciledIn annotation and those whose annotation names another cluster.
 func (s *soak) stamps(ctx context.Context) (unstamped, wrong []string) {
 	for _, name := range soakMembers {
-		c, err := client.New(fleet.Member(name).Config(), client.Options{})
-		if err != nil {
-			s.t.Fatal(err)
-		}
+		c := fleet.Member(name).ClientForTest(s.t, client.Options{})
 		var list corev1.ConfigMapList
 		if err := c.List(ctx, &list, client.InNamespace(s.l.ns)); err != nil {
 			s.t.Fatalf("listing ConfigMaps in %s: %v", name, err)

@@ -2,9 +2,7 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,29 +136,16 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 	}
 }
 
-var nsCounter atomic.Int64
-
 // namespace creates a fresh namespace with the same name in the given members.
 func namespace(t testing.TB, memberNames ...string) string {
 	t.Helper()
-	name := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))
-	for _, m := range memberNames {
-		c := memberClient(t, m)
-		if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			t.Fatalf("creating namespace %s in %s: %v", name, m, err)
-		}
-	}
-	return name
+	return envtest.NamespaceForTest(t, "t", fleet.MembersForTest(t, memberNames...)...)
 }
 
 // memberClient is a direct client to a member, bypassing every provider.
 func memberClient(t testing.TB, member string) client.Client {
 	t.Helper()
-	c, err := client.New(fleet.Member(member).Config(), client.Options{})
-	if err != nil {
-		t.Fatalf("client for %s: %v", member, err)
-	}
-	return c
+	return fleet.Member(member).ClientForTest(t, client.Options{})
 }
 
 func createConfigMap(t testing.TB, member, ns, name string, data map[string]string) {
