@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -12,10 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"mcr.dev/core/fleetstatus"
@@ -25,11 +26,12 @@ import (
 // t0 is the fake clock's start; API times have whole seconds.
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-// writes records the writes made through a client: status patches, with their outcome, and
-// any other write, which the Aggregator must never make.
+// writes records the write requests a client sends to the hub's kube-apiserver: status
+// patches, with the HTTP status each got, and any other write, which the Aggregator must never
+// make.
 type writes struct {
 	mu      sync.Mutex
-	patches []error
+	patches []int
 	other   []string
 	// beforePatch, when set, runs before each status patch is sent.
 	beforePatch func(ctx context.Context)
@@ -41,47 +43,59 @@ func (w *writes) patchCount() int {
 	return len(w.patches)
 }
 
-// countWrites wraps c, a real client of the hub's kube-apiserver (hubClient), to record its
-// writes in the returned writes: every call still goes to the apiserver; the interceptor only
-// counts, and refuses writes the Aggregator must never make.
-func countWrites(t *testing.T, c client.WithWatch) (client.Client, *writes) {
+// countWrites returns a client of the hub's kube-apiserver, like hubClient's, whose requests
+// pass through a recording round tripper: status patches are sent and their responses' status
+// codes recorded in the returned writes; any other write is recorded and refused without being
+// sent, and fails the test.
+func countWrites(t *testing.T) (client.Client, *writes) {
 	t.Helper()
 	w := &writes{}
-	other := func(what string) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.other = append(w.other, what)
-	}
 	t.Cleanup(func() {
 		if len(w.other) > 0 {
 			t.Errorf("writes other than status patches: %v", w.other)
 		}
 	})
-	return interceptor.NewClient(c, interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if w.beforePatch != nil {
-				w.beforePatch(ctx)
+	cfg := fleet.Member("hub").Config()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			switch {
+			case req.Method == http.MethodGet:
+				return rt.RoundTrip(req)
+			case req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/status"):
+				if w.beforePatch != nil {
+					w.beforePatch(req.Context())
+				}
+				resp, err := rt.RoundTrip(req)
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				if err != nil {
+					w.patches = append(w.patches, 0)
+					return nil, err
+				}
+				w.patches = append(w.patches, resp.StatusCode)
+				return resp, nil
+			default:
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				w.other = append(w.other, req.Method+" "+req.URL.Path)
+				return nil, fmt.Errorf("unexpected %s %s", req.Method, req.URL.Path)
 			}
-			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			w.mu.Lock()
-			w.patches = append(w.patches, err)
-			w.mu.Unlock()
-			return err
-		},
-		SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
-			other("status update")
-			return errors.New("unexpected status update")
-		},
-		Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error {
-			other("update")
-			return errors.New("unexpected update")
-		},
-		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
-			other("patch")
-			return errors.New("unexpected patch")
-		},
-	}), w
+		})
+	}
+	s := runtime.NewScheme()
+	if err := addWidgets(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // createWidget creates a Widget in a namespace of its own and returns it as stored.
 func createWidget(t *testing.T, c client.Client, name string) *Widget {
@@ -141,7 +155,7 @@ func forbidden() error {
 // status, for each cluster and for the summary.
 func TestUpdateWritesOnlyOnChange(t *testing.T) {
 	hub := hubClient(t)
-	c, writes := countWrites(t, hub)
+	c, writes := countWrites(t)
 	clock := clocktesting.NewFakePassiveClock(t0)
 	agg := fleetstatus.New(c, fleetstatus.Options{Clock: clock})
 	w := createWidget(t, hub, "only-on-change")
@@ -240,7 +254,7 @@ func TestUpdateWritesOnlyOnChange(t *testing.T) {
 // interval, and written then as one.
 func TestUpdateCoalesces(t *testing.T) {
 	hub := hubClient(t)
-	c, writes := countWrites(t, hub)
+	c, writes := countWrites(t)
 	clock := clocktesting.NewFakePassiveClock(t0)
 	agg := fleetstatus.New(c, fleetstatus.Options{Clock: clock, MinInterval: time.Hour})
 	w := createWidget(t, hub, "coalesce")
@@ -293,7 +307,7 @@ func TestUpdateCoalesces(t *testing.T) {
 // writer wrote.
 func TestUpdateRetriesConflict(t *testing.T) {
 	hub := hubClient(t)
-	c, writes := countWrites(t, hub)
+	c, writes := countWrites(t)
 	agg := fleetstatus.New(c, fleetstatus.Options{Clock: clocktesting.NewFakePassiveClock(t0)})
 	w := createWidget(t, hub, "conflict")
 
@@ -312,10 +326,10 @@ func TestUpdateRetriesConflict(t *testing.T) {
 	update(t, agg, w, fleetstatus.FromError("a", nil), fleetstatus.FromError("b", nil))
 
 	writes.mu.Lock()
-	patches := append([]error(nil), writes.patches...)
+	patches := append([]int(nil), writes.patches...)
 	writes.mu.Unlock()
-	if len(patches) != 2 || !apierrors.IsConflict(patches[0]) || patches[1] != nil {
-		t.Fatalf("status patches returned %v, want a conflict, then success", patches)
+	if len(patches) != 2 || patches[0] != http.StatusConflict || patches[1] != http.StatusOK {
+		t.Fatalf("status patches answered %v, want a conflict (409), then success (200)", patches)
 	}
 	got := get(t, hub, w)
 	if meta.FindStatusCondition(got.Status.Conditions, "Healthy") == nil {
