@@ -31,6 +31,7 @@ import (
 	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/envtest"
 	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
 	mcreconcile "mcr.dev/core/reconcile"
 )
@@ -212,20 +213,7 @@ func startControllerRuntime(tb testing.TB, cfg *rest.Config, namespaces []string
 
 func startMCRLocal(tb testing.TB, cfg *rest.Config, namespaces []string, rec *parityRecorder) func() {
 	tb.Helper()
-	mgr, err := mcmanager.New(cfg, nil, parityManagerOptions(namespaces))
-	if err != nil {
-		tb.Fatalf("creating manager: %v", err)
-	}
-	err = mcbuilder.ControllerManagedBy(mgr).Named(rec.controller).
-		For(&corev1.ConfigMap{}, mcbuilder.WithEngageWithLocalCluster(true)).
-		Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
-			rec.observe(req.Namespace, req.Name)
-			return reconcile.Result{}, nil
-		}))
-	if err != nil {
-		tb.Fatalf("building the controller: %v", err)
-	}
-	return run(tb, mgr.Start)
+	return startMCR(tb, cfg, nil, namespaces, rec, mcbuilder.WithEngageWithLocalCluster(true))
 }
 
 func startMCRProvider(tb testing.TB, cfg *rest.Config, namespaces []string, rec *parityRecorder) func() {
@@ -235,11 +223,17 @@ func startMCRProvider(tb testing.TB, cfg *rest.Config, namespaces []string, rec 
 	if err := provider.Add(context.Background(), "member", parityCluster(tb, cfg, namespaces)); err != nil {
 		tb.Fatal(err)
 	}
+	return startMCR(tb, cfg, provider, namespaces, rec)
+}
+
+// startMCR runs the mcr variants' controller with provider (nil: the local cluster only).
+func startMCR(tb testing.TB, cfg *rest.Config, provider multicluster.Provider, namespaces []string, rec *parityRecorder, opts ...mcbuilder.ForOption) func() {
+	tb.Helper()
 	mgr, err := mcmanager.New(cfg, provider, parityManagerOptions(namespaces))
 	if err != nil {
 		tb.Fatalf("creating manager: %v", err)
 	}
-	err = mcbuilder.ControllerManagedBy(mgr).Named(rec.controller).For(&corev1.ConfigMap{}).
+	err = mcbuilder.ControllerManagedBy(mgr).Named(rec.controller).For(&corev1.ConfigMap{}, opts...).
 		Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
 			rec.observe(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
