@@ -1,7 +1,6 @@
 package restmapper
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -203,20 +202,12 @@ func (c *credentialsOf) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(clients) == 0 {
 		return nil, errNoCluster
 	}
-	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
-		// Discovery sends none; kept so that a retry with other credentials could resend one.
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		_ = req.Body.Close()
+		// Discovery sends none; a body could not be sent twice.
+		clients = clients[:1]
 	}
 	for i, hc := range clients {
 		r := req.Clone(req.Context())
-		if body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
 		rt := hc.Transport
 		if rt == nil {
 			rt = http.DefaultTransport
