@@ -53,9 +53,9 @@ type Defaults struct {
 	RESTMappers *restmapper.Pool
 }
 
-// ClusterOption returns the cluster.Option that applies Scheme, Cache and RESTMappers. Pass it before a
-// provider's own options, so that theirs win. Every cluster gets maps of its own, so that an
-// option that changes the cache's namespaces of one member never touches another's.
+// ClusterOption returns the cluster.Option that applies Scheme, Cache and RESTMappers. Pass it
+// before a provider's own options, so that theirs win. Every cluster gets maps of its own, so
+// that an option that changes the cache's namespaces of one member never touches another's.
 func (d Defaults) ClusterOption() cluster.Option {
 	return func(o *cluster.Options) {
 		if d.Scheme != nil {
