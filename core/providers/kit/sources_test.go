@@ -86,8 +86,15 @@ func TestFilesScansOnChangeAndQueuesWhatChanged(t *testing.T) {
 			},
 		}
 	})
+	// Each write replaces the file whole (written beside, renamed in): a scan that ran between
+	// os.WriteFile's create and its write would see an empty "a", a change of its own.
+	staging := t.TempDir()
 	write := func(name, content string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+		tmp := filepath.Join(staging, name)
+		if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
