@@ -143,9 +143,9 @@ docs: ## Rewrite the code blocks of docs/ and the READMEs from the sources they 
 	@cd $(ROOT) && $(DOCSNIPPETS) -write docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
 
 .PHONY: verify-docs
-verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and that those sources build.
+verify-docs: ## Check that the code blocks of docs/ and the READMEs equal their sources and build, and that the targets, variables, commands, flags, identifiers and links they name exist.
 	@cd $(ROOT)/hack/docsnippets && GOWORK=off go test ./... && GOWORK=off go build -o $(DOCSNIPPETS) .
-	@cd $(ROOT) && $(DOCSNIPPETS) -compile docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
+	@cd $(ROOT) && $(DOCSNIPPETS) -compile -refs docs README.md conformance/README.md providers/*/README.md examples/README.md examples/*/README.md examples/*/*/README.md
 
 # Releases (docs/contributing/releasing.md). The release tool, hack/release, is a standard library
 # module of its own outside go.work, like hack/docsnippets; apidiff is built from the version

@@ -29,10 +29,13 @@
 // With -write it rewrites stale blocks from their sources, and inserts a block after a marker
 // that has none.
 //
-// Usage: docsnippets [-root dir] [-write] [-compile] [path...]
+// With -refs it also checks that every make target, variable, command, flag, Go identifier and
+// relative link a page names exists (refs.go says which names count as ours).
+//
+// Usage: docsnippets [-root dir] [-write] [-compile] [-refs] [path...]
 //
 // The paths (directories are walked for *.md files) default to "docs". `make docs` runs it with
-// -write, `make verify-docs` with -compile.
+// -write, `make verify-docs` with -compile and -refs.
 package main
 
 import (
@@ -538,10 +541,16 @@ func vet(root string, sources []string, quotedBy map[string][]string) []problem 
 	return problems
 }
 
-func run(root string, paths []string, write, compile bool) (problems []problem, summary string, err error) {
+func run(root string, paths []string, write, compile, refs bool) (problems []problem, summary string, err error) {
 	files, err := markdownFiles(root, paths)
 	if err != nil {
 		return nil, "", err
+	}
+	var ix *repoIndex
+	if refs {
+		if ix, err = newRepoIndex(root); err != nil {
+			return nil, "", fmt.Errorf("indexing the repository: %w", err)
+		}
 	}
 	var (
 		sources  []string
@@ -556,6 +565,9 @@ func run(root string, paths []string, write, compile bool) (problems []problem, 
 		}
 		res := checkFile(root, name, data, write)
 		problems = append(problems, res.problems...)
+		if ix != nil {
+			problems = append(problems, checkRefs(ix, name, data)...)
+		}
 		quotes += res.quotes
 		for _, src := range res.goSources {
 			if !slices.Contains(sources, src) {
@@ -588,8 +600,9 @@ func main() {
 	root := flag.String("root", ".", "repository root; snippet paths are relative to it")
 	write := flag.Bool("write", false, "rewrite stale code blocks from their sources")
 	compile := flag.Bool("compile", false, "also run go vet on every package holding a quoted Go file")
+	refs := flag.Bool("refs", false, "also check that the make targets, variables, commands, flags, Go identifiers and relative links the pages name exist")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "Usage: docsnippets [-root dir] [-write] [-compile] [markdown file or dir...] (default: docs)")
+		fmt.Fprintln(flag.CommandLine.Output(), "Usage: docsnippets [-root dir] [-write] [-compile] [-refs] [markdown file or dir...] (default: docs)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -597,7 +610,7 @@ func main() {
 	if len(paths) == 0 {
 		paths = []string{"docs"}
 	}
-	problems, summary, err := run(*root, paths, *write, *compile)
+	problems, summary, err := run(*root, paths, *write, *compile, *refs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docsnippets:", err)
 		os.Exit(2)

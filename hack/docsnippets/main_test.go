@@ -222,7 +222,7 @@ func TestWriteRepairsAndInserts(t *testing.T) {
 			"```",
 		}, "\n") + "\n",
 	})
-	problems, summary, err := run(root, []string{"docs"}, true, false)
+	problems, summary, err := run(root, []string{"docs"}, true, false, false)
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("write: err %v, problems %v", err, problems)
 	}
@@ -254,11 +254,11 @@ func TestWriteRepairsAndInserts(t *testing.T) {
 		t.Errorf("rewritten file:\n%s\nwant:\n%s", data, want)
 	}
 	// Now in sync: the check passes and a second write changes nothing.
-	problems, _, err = run(root, []string{"docs"}, false, false)
+	problems, _, err = run(root, []string{"docs"}, false, false, false)
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("check after write: err %v, problems %v", err, problems)
 	}
-	_, summary, _ = run(root, []string{"docs"}, true, false)
+	_, summary, _ = run(root, []string{"docs"}, true, false, false)
 	if !strings.Contains(summary, "0 files rewritten") {
 		t.Errorf("second write: %q", summary)
 	}
@@ -285,7 +285,7 @@ func TestCompileFindsBrokenSource(t *testing.T) {
 	})
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOFLAGS", "-mod=mod")
-	problems, _, err := run(root, []string{"docs"}, false, true)
+	problems, _, err := run(root, []string{"docs"}, false, true, false)
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("a module that builds: err %v, problems %v", err, problems)
 	}
@@ -295,7 +295,7 @@ func TestCompileFindsBrokenSource(t *testing.T) {
 			"<!-- snippet: loose/x.go func:H -->\n```go\n```\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems, _, err = run(root, []string{"docs"}, false, true)
+	problems, _, err = run(root, []string{"docs"}, false, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
