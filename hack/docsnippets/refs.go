@@ -28,16 +28,16 @@ import (
 var (
 	codeSpanRE = regexp.MustCompile("(`+)([^`]+?)(`+)")
 	// identRE matches a qualified identifier: qual.Name with optional .Member suffixes.
-	identRE  = regexp.MustCompile(`(^|[^\w./-])([a-z][a-zA-Z0-9]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+	identRE = regexp.MustCompile(`(^|[^\w./-])([a-z][a-zA-Z0-9]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
 	// pathIdentRE matches an identifier qualified by one of our import paths.
 	pathIdentRE = regexp.MustCompile(`\b(mcr\.dev(?:/[a-z0-9_-]+)*)\.([A-Z][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
 	// literalRE matches the first key of a composite literal: qual.Type{Field: ...}.
 	literalRE = regexp.MustCompile(`(^|[^\w./-])([a-z][a-zA-Z0-9]*)\.([A-Z][A-Za-z0-9_]*)(?:\[[^\]]*\])?\{\s*([A-Z][A-Za-z0-9_]*):`)
-	mcrVarRE = regexp.MustCompile(`\bMCR_[A-Z0-9_]*[A-Z0-9]\b`)
-	varRE    = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=`)
-	linkRE   = regexp.MustCompile(`!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
-	refDefRE = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s+(\S+)`)
-	anchorRE = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	mcrVarRE  = regexp.MustCompile(`\bMCR_[A-Z0-9_]*[A-Z0-9]\b`)
+	varRE     = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=`)
+	linkRE    = regexp.MustCompile(`!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	refDefRE  = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s+(\S+)`)
+	anchorRE  = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 )
 
 // shellLangs are the code block languages whose lines are read as commands.
