@@ -40,6 +40,9 @@ type repoIndex struct {
 	// requires maps a required module path to its version, across the repository's go.mod files.
 	requires map[string]string
 	modCache string
+	// testFuncs holds the top-level Test, Fuzz, Benchmark and Example functions of the
+	// repository's test files.
+	testFuncs map[string]bool
 	// anchorCache holds the heading anchors of the markdown files links point into.
 	anchorCache map[string]map[string]bool
 }
@@ -82,6 +85,9 @@ var nonSourceDirs = map[string]bool{".git": true, "bin": true, "node_modules": t
 // wordRE matches an upper-case word of at least three characters: a variable name.
 var wordRE = regexp.MustCompile(`\b[A-Z][A-Z0-9_]{2,}\b`)
 
+// testFuncRE matches the name of a test, fuzz target, benchmark or example function.
+var testFuncRE = regexp.MustCompile(`^(Test|Fuzz|Benchmark|Example)([A-Z_]\w*)?$`)
+
 // targetRE matches the targets of a Makefile rule line.
 var targetRE = regexp.MustCompile(`^([a-zA-Z0-9_.%/-]+(?:[ \t]+[a-zA-Z0-9_.%/-]+)*)[ \t]*:([^=]|$)`)
 
@@ -89,7 +95,7 @@ func newRepoIndex(root string) (*repoIndex, error) {
 	ix := &repoIndex{
 		root: root, targets: map[string]bool{}, words: map[string]bool{}, modules: map[string]string{},
 		byPath: map[string]*goPackage{}, byDir: map[string]*goPackage{}, names: map[string]map[string]bool{},
-		external: map[string]*goPackage{}, requires: map[string]string{},
+		external: map[string]*goPackage{}, requires: map[string]string{}, testFuncs: map[string]bool{},
 	}
 	if data, err := os.ReadFile(filepath.Join(root, "Makefile")); err == nil {
 		ix.readMakefile(data)
@@ -235,7 +241,15 @@ func (ix *repoIndex) readGoFile(rel string) error {
 		}
 		ix.addName(name, p)
 	}
-	if strings.HasSuffix(rel, "_test.go") || strings.Contains("/"+rel, "/testdata/") {
+	if strings.Contains("/"+rel, "/testdata/") {
+		return nil
+	}
+	if strings.HasSuffix(rel, "_test.go") {
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && testFuncRE.MatchString(fn.Name.Name) {
+				ix.testFuncs[fn.Name.Name] = true
+			}
+		}
 		return nil
 	}
 	dir := path.Dir(rel)

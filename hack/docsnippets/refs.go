@@ -20,7 +20,9 @@ import (
 //   - a qualified Go identifier in a code span (`kit.Options`, `envtest.Options.Members`) whose
 //     qualifier names a package of ours (by package name or an import alias used in the
 //     repository) and which none of the packages of that name declares;
-//   - a relative link to a file or heading that does not exist.
+//   - a relative link to a file or heading that does not exist;
+//   - a test function in a code span (`TestX`, `FuzzX`, `BenchmarkX`) that no test file declares;
+//     a page with the comment <!-- refs: every fuzz target --> must name every fuzz target.
 //
 // Names that are not ours (ctrl.Options where ctrl is controller-runtime only, GOFLAGS, ...)
 // are not checked: the check is meant to be quiet unless something is wrong.
@@ -38,6 +40,10 @@ var (
 	linkRE    = regexp.MustCompile(`!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 	refDefRE  = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s+(\S+)`)
 	anchorRE  = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	// testNameRE matches a code span that names a test function (TestX, TestX/sub, FuzzX(...)).
+	testNameRE = regexp.MustCompile(`^((?:Test|Fuzz|Benchmark)[A-Z_]\w*)(?:/\S*|\(.*\))?$`)
+	// everyFuzzRE matches the comment by which a page promises to name every fuzz target.
+	everyFuzzRE = regexp.MustCompile(`^<!--\s*refs:\s*every fuzz target\s*-->$`)
 )
 
 // shellLangs are the code block languages whose lines are read as commands.
@@ -58,7 +64,12 @@ func checkRefs(ix *repoIndex, name string, data []byte) []problem {
 		}
 	}
 	c := &refChecker{ix: ix, file: name, dir: path.Dir(filepath.ToSlash(name))}
+	named := map[string]bool{} // test functions named in code spans
+	everyFuzz := -1
 	for i, line := range lines {
+		if everyFuzzRE.MatchString(strings.TrimSpace(line)) {
+			everyFuzz = i
+		}
 		for _, v := range mcrVarRE.FindAllString(line, -1) {
 			if !ix.words[v] {
 				c.report(i, "environment variable %s is read nowhere in the code, the Makefile or the scripts", v)
@@ -74,8 +85,25 @@ func checkRefs(ix *repoIndex, name string, data []byte) []problem {
 			span := strings.TrimSpace(m[2])
 			c.commandLine(i, span, nil)
 			c.identifiers(i, span)
+			if t := testNameRE.FindStringSubmatch(span); t != nil {
+				named[t[1]] = true
+				if !ix.testFuncs[t[1]] {
+					c.report(i, "no test function %s in the repository", t[1])
+				}
+			}
 		}
 		c.links(i, codeSpanRE.ReplaceAllString(line, ""))
+	}
+	if everyFuzz >= 0 {
+		var missing []string
+		for f := range ix.testFuncs {
+			if strings.HasPrefix(f, "Fuzz") && !named[f] {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			c.report(everyFuzz, "the page promises every fuzz target but does not name %s", strings.Join(sortedStrings(missing), ", "))
+		}
 	}
 	for _, b := range blocks {
 		if !shellLangs[b.lang] {
@@ -185,7 +213,8 @@ func (c *refChecker) goCommand(line int, verb string, args, cwd []string) {
 		}
 		args = args[1:]
 	}
-	if len(args) == 0 || strings.Contains(args[0], "...") || strings.HasSuffix(args[0], ".go") {
+	// A pattern, a file or a placeholder (./<dir>) names no one package.
+	if len(args) == 0 || strings.ContainsAny(args[0], "<>$*") || strings.Contains(args[0], "...") || strings.HasSuffix(args[0], ".go") {
 		return
 	}
 	dirs := append(append([]string{}, cwd...), c.dir, ".")

@@ -19,6 +19,18 @@ $(TOOLS):
 	true
 `,
 	"go.mod": "module mcr.dev/demo\n\ngo 1.26\n",
+	"kit/kit_test.go": `package kit
+
+import "testing"
+
+func TestStart(t *testing.T) {}
+
+func FuzzParse(f *testing.F) {}
+
+func FuzzOther(f *testing.F) {}
+
+func BenchmarkStart(b *testing.B) {}
+`,
 	"kit/kit.go": `package kit
 
 // Options configure a Provider.
@@ -93,13 +105,15 @@ const refsPage = "# Page\n\n" +
 	"`kit.Alias.Logger`, `kit.Provider.Start`, `mckit.New(opts)`, `kit.Options{Logger: x}`,\n" +
 	"`mcr.dev/demo/kit.Options`, `ctrl.Anything`, `metav1.ObjectMeta`, `kit.Options.unexported`, `doc.go`.\n" +
 	"[other](other.md), [section](other.md#the-options-type), [twice](other.md#twice-1),\n" +
-	"[custom](other.md#custom), [here](#page), [site](https://example.com/x.md#nope).\n\n" +
+	"[custom](other.md#custom), [here](#page), [site](https://example.com/x.md#nope).\n" +
+	"`TestStart`, `TestStart/sub`, `BenchmarkStart`, `FuzzParse(f)`, `Testing`.\n\n" +
 	"```sh\n" +
 	"go run ./cmd/tool -count 3 -dry-run -shared-flag=x -name n positional -not-a-flag\n" +
 	"cd cmd && go run ./tool positional -y\n" +
 	"tool -count 2\n" +
 	"go run ./your-controller -anything\n" +
 	"go run example.com/other/cmd -anything\n" +
+	"go run ./<dir> -anything\n" +
 	"make test # make nothing-here\n" +
 	"```\n\n" +
 	"```yaml\nmake: not-a-command\n```\n"
@@ -146,6 +160,9 @@ func TestRefsReportsNamesThatDoNotExist(t *testing.T) {
 		{"missing heading", "[x](other.md#options)", "other.md has no heading #options"},
 		{"missing heading on the same page", "[x](#elsewhere)", "has no heading #elsewhere"},
 		{"link out of the repository", "[x](../../x.md)", "leaves the repository"},
+		{"test function", "`TestStop`", "no test function TestStop"},
+		{"subtest of a test function", "`TestStop/east`", "no test function TestStop"},
+		{"fuzz target left out", "<!-- refs: every fuzz target -->\n`FuzzParse`", "does not name FuzzOther"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
