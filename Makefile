@@ -112,7 +112,7 @@ generate: ## Run go generate in every module.
 	@for m in $(MODULES); do echo "generate: $$m"; (cd $(ROOT)/$$m && go generate ./...); done
 
 .PHONY: verify
-verify: verify-tidy verify-fmt verify-versions verify-docs lint verify-api ## Check tidiness, formatting, version alignment, docs snippets, lint and the exported API.
+verify: verify-tidy verify-fmt verify-versions verify-docs verify-manifests lint verify-api ## Check tidiness, formatting, version alignment, docs snippets, rendered manifests, lint and the exported API.
 
 .PHONY: verify-tidy
 verify-tidy: ## Check that go mod tidy would not change any module.
@@ -177,6 +177,33 @@ release: $(APIDIFF) ## Release VERSION=vX.Y.Z: check, commit and tag every modul
 verify-api: $(APIDIFF) ## Compare each released module's exported API with its last release tag (API_BASE=ref, VERSION=next).
 	@cd $(ROOT)/hack/release && GOWORK=off go build -o $(RELEASE_TOOL) .
 	@cd $(ROOT) && $(RELEASE_TOOL) verify-api -apidiff $(APIDIFF) -version "$(VERSION)" -base "$(API_BASE)"
+
+# Deployable examples (examples/README.md, "Deploy"): every example with a config/default has its
+# kustomize output committed as dist/install.yaml. kustomize is built from the version pinned in
+# hack/tools/kustomize, a module outside go.work like hack/tools/apidiff.
+KUSTOMIZE := $(TOOLS_DIR)/kustomize
+DEPLOYABLE_EXAMPLES = $(shell cd $(ROOT) && find examples -path '*/config/default/kustomization.yaml' | sed 's|/config/default/kustomization.yaml$$||' | sort)
+
+$(KUSTOMIZE): $(ROOT)/hack/tools/kustomize/go.mod $(ROOT)/hack/tools/kustomize/go.sum
+	@mkdir -p $(TOOLS_DIR)
+	cd $(ROOT)/hack/tools/kustomize && GOWORK=off GOFLAGS=-mod=readonly go build -o $(KUSTOMIZE) sigs.k8s.io/kustomize/kustomize/v5
+
+.PHONY: manifests
+manifests: $(KUSTOMIZE) ## Render each deployable example's config/default into its dist/install.yaml.
+	@for e in $(DEPLOYABLE_EXAMPLES); do \
+		mkdir -p $(ROOT)/$$e/dist; \
+		$(KUSTOMIZE) build $(ROOT)/$$e/config/default > $(ROOT)/$$e/dist/install.yaml; \
+		echo "manifests: $$e/dist/install.yaml"; \
+	done
+
+.PHONY: verify-manifests
+verify-manifests: $(KUSTOMIZE) ## Check that each deployable example's dist/install.yaml is its current kustomize output.
+	@status=0; for e in $(DEPLOYABLE_EXAMPLES); do \
+		if ! out=$$($(KUSTOMIZE) build $(ROOT)/$$e/config/default | diff -u $(ROOT)/$$e/dist/install.yaml - 2>&1); then \
+			echo "verify-manifests: $$e/dist/install.yaml is stale (run make manifests):"; echo "$$out"; status=1; \
+		fi; \
+	done; \
+	if [ $$status -eq 0 ]; then echo "verify-manifests: ok"; fi; exit $$status
 
 # The hack tools' tests and lint (release, benchplot) join `make test` and `make lint` as extra prerequisites (the
 # tool is outside go.work); a run narrowed with MODULES or TEST_PKGS leaves its tests out.

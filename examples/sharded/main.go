@@ -5,9 +5,11 @@
 // crashes is taken over after -lease-duration.
 //
 // The fleet is the contexts of kubeconfig files (the file provider, mcr.dev/providers/file), as
-// in examples/providers/file. The controller is the examples' marker
-// (mcr.dev/examples/internal/marker): it annotates every ConfigMap labeled mcr.dev/example=true
-// with the cluster's name and, in mcr.dev/marked-by, the replica that owns the cluster.
+// in examples/providers/file. The controller (controller.go) annotates every ConfigMap labeled
+// mcr.dev/example=true with the cluster's name and, in mcr.dev/marked-by, the replica that owns
+// the cluster. The program stands alone: copy this directory to start a controller of your own.
+// Dockerfile builds its image and config/ deploys it as a Deployment of three replicas
+// (README.md, "Deploy").
 //
 // Three replicas on one machine, sharing the clusters of ./fleet/ and holding their Leases in
 // the cluster of ~/.kube/config:
@@ -33,8 +35,6 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/manager"
 	"mcr.dev/core/sharding"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/file"
 )
 
@@ -47,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sharded", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "sharded")
+	common := bindManagerFlags(fs, "sharded.examples.mcr.dev")
 	replicaID := fs.String("replica-id", "", "identity of this replica, unique among the live replicas of the group (default: the hostname, i.e. the pod name, and a random suffix)")
 	group := fs.String("group", "sharded.examples.mcr.dev", "the set of replicas that share the fleet: every Lease of the group carries it")
 	namespace := fs.String("namespace", "", "namespace of the host cluster that holds the group's Leases (default: $POD_NAMESPACE, the pod's namespace, else default)")
@@ -96,12 +96,12 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	// The controller is unchanged: it only ever sees the clusters this replica owns.
-	if err := marker.SetupReplica(mgr, *replicaID); err != nil {
+	if err := setupMarker(mgr, *replicaID); err != nil {
 		return err
 	}
 	// snippet:end sharded-wiring
 
-	if err := managerflags.AddHealthChecks(mgr); err != nil {
+	if err := addHealthChecks(mgr); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "replica", *replicaID, "group", *group, "fleet", *fleet)

@@ -7,8 +7,9 @@
 // runs are engaged, re-engaged and disengaged; one that turns unready keeps its cluster for a
 // grace period.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
-// ConfigMap labeled mcr.dev/example=true, in every member, with the cluster's name.
+// The controller (controller.go) annotates every ConfigMap labeled mcr.dev/example=true, in every
+// member, with the cluster's name. The program stands alone: copy this directory to start a
+// controller of your own. Dockerfile builds its image and config/ deploys it (README.md, "Deploy").
 //
 //	go run ./providers/clusterprofile -kubeconfig ~/.kube/hub.kubeconfig -clusterprofile-provider-file providers.json
 //	go run ./providers/clusterprofile -clusterprofile-provider-file providers.json -namespaces fleet -selector x-k8s.io/cluster-manager=ocm
@@ -22,16 +23,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/clusterprofile"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "clusterprofile-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -42,7 +45,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("clusterprofile", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "clusterprofile-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	loadAccessProviders := clusterprofile.RegisterProviderFileFlag(fs)
 	namespaces := fs.String("namespaces", "", "comma-separated hub namespaces whose ClusterProfiles are served (default: all)")
 	selector := fs.String("selector", "", "label selector on ClusterProfiles, e.g. x-k8s.io/cluster-manager=ocm (default: every ClusterProfile)")
@@ -67,8 +70,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	opts := clusterprofile.Options{
 		AccessProviders:    accessProviders,
-		Namespaces:         managerflags.SplitList(*namespaces),
-		IsReady:            clusterprofile.ConditionsTrue(managerflags.SplitList(*readyConditions)...),
+		Namespaces:         splitList(*namespaces),
+		IsReady:            clusterprofile.ConditionsTrue(splitList(*readyConditions)...),
 		UnreadyGracePeriod: *grace,
 		Options:            kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry},
 	}
@@ -96,7 +99,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end clusterprofile-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "namespaces", *namespaces, "selector", *selector)
@@ -104,4 +107,15 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
+}
+
+// splitList splits a comma-separated flag value, such as -namespaces, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

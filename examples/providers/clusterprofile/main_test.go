@@ -87,7 +87,7 @@ func TestClusterProfileProviderExample(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	register(t, hub, "east")
+	register(t, hub, "east", "fleet", tokenNamespace)
 	p := exampletest.Start(t, func(ctx context.Context) error {
 		return run(ctx, []string{
 			"-kubeconfig", hubKubeconfig, "-clusterprofile-provider-file", providerFilePath,
@@ -97,16 +97,16 @@ func TestClusterProfileProviderExample(t *testing.T) {
 	})
 	p.Eventually(t, "fleet/east marked", exampletest.MarkedBy(east, "demo", "hello", "fleet/east"))
 
-	register(t, hub, "west")
+	register(t, hub, "west", "fleet", tokenNamespace)
 	p.Eventually(t, "fleet/west marked", exampletest.MarkedBy(west, "demo", "hello", "fleet/west"))
 	p.Stop(t)
 }
 
 // register does what a cluster manager does for a member it manages (here: the fleet member of
-// that name): it stores a ServiceAccount token of the member where the reference plugin finds
-// it, bound to the member's server, and registers a healthy ClusterProfile that lists the
-// access provider with the member's server and CA.
-func register(t *testing.T, hub client.Client, member string) {
+// that name): it stores a ServiceAccount token of the member in tokens, where the reference
+// plugin finds it, bound to the member's server, and registers a healthy ClusterProfile in
+// profiles that lists the access provider with the member's server and CA.
+func register(t *testing.T, hub client.Client, member, profiles, tokens string) {
 	t.Helper()
 	m := fleet.Member(member)
 	data, err := m.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
@@ -122,7 +122,7 @@ func register(t *testing.T, hub client.Client, member string) {
 		t.Fatal(err)
 	}
 	token := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: tokenNamespace, Name: member},
+		ObjectMeta: metav1.ObjectMeta{Namespace: tokens, Name: member},
 		Data:       map[string][]byte{"token": []byte(cfg.BearerToken), "server": []byte(m.Host())},
 	}
 	if err := hub.Create(t.Context(), token); err != nil {
@@ -134,7 +134,7 @@ func register(t *testing.T, hub client.Client, member string) {
 		t.Fatal(err)
 	}
 	cp := &v1alpha1.ClusterProfile{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: member, Labels: map[string]string{v1alpha1.LabelClusterManagerKey: "example"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: profiles, Name: member, Labels: map[string]string{v1alpha1.LabelClusterManagerKey: "example"}},
 		Spec:       v1alpha1.ClusterProfileSpec{DisplayName: member, ClusterManager: v1alpha1.ClusterManager{Name: "example"}},
 	}
 	if err := hub.Create(t.Context(), cp); err != nil {
@@ -154,7 +154,7 @@ func register(t *testing.T, hub client.Client, member string) {
 		}},
 	}
 	if err := hub.Status().Update(t.Context(), cp); err != nil {
-		t.Fatalf("setting the status of ClusterProfile fleet/%s: %v", member, err)
+		t.Fatalf("setting the status of ClusterProfile %s/%s: %v", profiles, member, err)
 	}
 }
 

@@ -5,8 +5,9 @@
 // re-engage or remove clusters. This is the provider for a controller that runs in a hub cluster
 // and reaches members with credentials someone enrolled.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
-// ConfigMap labeled mcr.dev/example=true, in every cluster, with the cluster's name.
+// The controller (controller.go) annotates every ConfigMap labeled mcr.dev/example=true, in every
+// cluster, with the cluster's name. The program stands alone: copy this directory to start a
+// controller of your own. Dockerfile builds its image and config/ deploys it (README.md, "Deploy").
 //
 // Enroll a member (creates a ServiceAccount on it, stores its kubeconfig in a Secret on the
 // host), then run the controller against the host:
@@ -27,10 +28,11 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kubeconfig"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "kubeconfig-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -41,7 +43,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("kubeconfig", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "kubeconfig-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	namespace := fs.String("namespace", kubeconfig.DefaultNamespace, "host namespace whose kubeconfig Secrets are clusters")
 	allNamespaces := fs.Bool("all-namespaces", false, "watch kubeconfig Secrets in every namespace of the host; clusters are then named <namespace>/<name>")
 	secretLabel := fs.String("secret-label", kubeconfig.DefaultSecretLabel, "label (with value \"true\") that marks a kubeconfig Secret; "+
@@ -86,7 +88,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end kubeconfig-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "namespace", *namespace, "allNamespaces", *allNamespaces)
