@@ -452,11 +452,7 @@ func (ix *repoIndex) loadExternal(importPath string) *goPackage {
 	if mod == "" {
 		return nil
 	}
-	escaped, ok := escapeModulePath(mod)
-	if !ok {
-		return nil
-	}
-	dir := filepath.Join(ix.modCache, escaped+"@"+version, strings.TrimPrefix(strings.TrimPrefix(importPath, mod), "/"))
+	dir := filepath.Join(ix.modCache, escapeModulePath(mod)+"@"+version, strings.TrimPrefix(strings.TrimPrefix(importPath, mod), "/"))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -482,7 +478,7 @@ func (ix *repoIndex) loadExternal(importPath string) *goPackage {
 
 // escapeModulePath is the module cache's spelling of a module path: upper-case letters become
 // "!" and the lower-case letter.
-func escapeModulePath(mod string) (string, bool) {
+func escapeModulePath(mod string) string {
 	var b strings.Builder
 	for _, r := range mod {
 		if unicode.IsUpper(r) {
@@ -492,7 +488,7 @@ func escapeModulePath(mod string) (string, bool) {
 		}
 		b.WriteRune(r)
 	}
-	return filepath.FromSlash(b.String()), true
+	return filepath.FromSlash(b.String())
 }
 
 // resolution is the answer to "does this qualified identifier exist".

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -42,6 +43,10 @@ var (
 	anchorRE  = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 	// testNameRE matches a code span that names a test function (TestX, TestX/sub, FuzzX(...)).
 	testNameRE = regexp.MustCompile(`^((?:Test|Fuzz|Benchmark)[A-Z_]\w*)(?:/\S*|\(.*\))?$`)
+	// shellSepRE splits a shell line into commands.
+	shellSepRE = regexp.MustCompile(`&&|\|\||;|\|`)
+	// targetNameRE matches what a make target in the docs looks like (not prose after `make`).
+	targetNameRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 	// everyFuzzRE matches the comment by which a page promises to name every fuzz target.
 	everyFuzzRE = regexp.MustCompile(`^<!--\s*refs:\s*every fuzz target\s*-->$`)
 )
@@ -102,7 +107,7 @@ func checkRefs(ix *repoIndex, name string, data []byte) []problem {
 			}
 		}
 		if len(missing) > 0 {
-			c.report(everyFuzz, "the page promises every fuzz target but does not name %s", strings.Join(sortedStrings(missing), ", "))
+			c.report(everyFuzz, "the page promises every fuzz target but does not name %s", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
 		}
 	}
 	for _, b := range blocks {
@@ -143,7 +148,7 @@ func (c *refChecker) commandLine(line int, text string, cwd []string) []string {
 	if strings.HasPrefix(text, "#") {
 		return cwd
 	}
-	for _, cmd := range regexp.MustCompile(`&&|\|\||;|\|`).Split(text, -1) {
+	for _, cmd := range shellSepRE.Split(text, -1) {
 		words := strings.Fields(cmd)
 		var vars []string
 		for len(words) > 0 && varRE.MatchString(words[0]) {
@@ -159,7 +164,7 @@ func (c *refChecker) commandLine(line int, text string, cwd []string) []string {
 				cwd = []string{words[1]}
 			}
 		case "make":
-			c.make(line, vars, words[1:])
+			c.makeCommand(line, vars, words[1:])
 		case "go":
 			if len(words) > 2 && (words[1] == "run" || words[1] == "install" || words[1] == "build") {
 				c.goCommand(line, words[1], words[2:], cwd)
@@ -173,8 +178,8 @@ func (c *refChecker) commandLine(line int, text string, cwd []string) []string {
 	return cwd
 }
 
-// make checks the targets and variables of a make command line.
-func (c *refChecker) make(line int, vars, args []string) {
+// makeCommand checks the targets and variables of a make command line.
+func (c *refChecker) makeCommand(line int, vars, args []string) {
 	for _, v := range vars {
 		c.makeVar(line, v)
 	}
@@ -185,7 +190,7 @@ func (c *refChecker) make(line int, vars, args []string) {
 		case strings.HasPrefix(a, "-"):
 		case varRE.MatchString(a):
 			c.makeVar(line, varRE.FindStringSubmatch(a)[1])
-		case regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`).MatchString(a):
+		case targetNameRE.MatchString(a):
 			if !c.ix.targets[a] {
 				c.report(line, "make target %q is not defined in the Makefile", a)
 			}
@@ -265,7 +270,7 @@ func (c *refChecker) flags(line int, cmd string, pkg *goPackage, args []string) 
 
 // identifiers checks the qualified identifiers of a code span.
 func (c *refChecker) identifiers(line int, span string) {
-	if strings.Contains(span, "://") || strings.Contains(span, " ") && strings.HasPrefix(span, "go ") {
+	if strings.Contains(span, "://") || strings.HasPrefix(span, "go ") {
 		return
 	}
 	for _, m := range identRE.FindAllStringSubmatch(span, -1) {
@@ -319,16 +324,8 @@ func (ix *repoIndex) describe(qual string) string {
 	if len(ps) == 1 {
 		return ps[0]
 	}
-	return "any of " + strings.Join(sortedStrings(ps), ", ")
-}
-
-func sortedStrings(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
+	slices.Sort(ps)
+	return "any of " + strings.Join(ps, ", ")
 }
 
 // links checks the relative links of a line (outside code).
