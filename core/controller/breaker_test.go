@@ -14,6 +14,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mccontroller "mcr.dev/core/controller"
+	"mcr.dev/core/metrics"
 	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
 	"mcr.dev/core/workqueue"
@@ -119,8 +120,8 @@ func TestBreakerParksFailingMember(t *testing.T) {
 	createConfigMap(t, "b", ns, "cm-0")
 	createConfigMap(t, "b", ns, "cm-1")
 	waitFor(t, "the breaker of bad to open", func() bool {
-		m := series(t, "mcr_cluster_breaker_state", name, "bad")
-		return m != nil && m.GetGauge().GetValue() == 2
+		m := series(t, "mcr_cluster_breaker_state", name, "bad", "state", metrics.BreakerOpen)
+		return m != nil && m.GetGauge().GetValue() == 1
 	})
 	if notLogged(logs, `"cluster"="bad"`, "circuit breaker opened", `"failures"=3`) {
 		t.Fatalf("the opening was not logged with the cluster:\n%s", logs)
@@ -165,9 +166,10 @@ func TestBreakerParksFailingMember(t *testing.T) {
 	}
 }
 
-// series returns the first series of the metric with the controller and cluster labels in
-// controller-runtime's registry, the one the metrics endpoint serves, or nil.
-func series(t *testing.T, metric, controller, cluster string) *dto.Metric {
+// series returns the first series of the metric with the controller and cluster labels (and
+// the further label name and value pairs of more) in controller-runtime's registry, the one the
+// metrics endpoint serves, or nil.
+func series(t *testing.T, metric, controller, cluster string, more ...string) *dto.Metric {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
@@ -180,6 +182,9 @@ func series(t *testing.T, metric, controller, cluster string) *dto.Metric {
 	next:
 		for _, m := range f.GetMetric() {
 			want := map[string]string{"controller": controller, "cluster": cluster}
+			for i := 0; i+1 < len(more); i += 2 {
+				want[more[i]] = more[i+1]
+			}
 			for _, l := range m.GetLabel() {
 				if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
 					continue next

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,16 @@ type Option func(*settings)
 type settings struct {
 	engageLocal    bool
 	parkedRetryMax time.Duration
+	forKind        *schema.GroupKind
+}
+
+// WithForKind names the kind the controller reconciles, as the builder's For does. The default
+// log constructor then adds controller-runtime's builder keys: "controllerGroup" and
+// "controllerKind" on every line, and on a request's lines the object under the kind's name
+// ("ConfigMap": {"name": ..., "namespace": ...}) instead of "object". Without it the keys are
+// those of controller-runtime's controller.New. No effect when Options.LogConstructor is set.
+func WithForKind(gk schema.GroupKind) Option {
+	return func(s *settings) { s.forKind = &gk }
 }
 
 // WithParkedRetryMax bounds the backoff (from one second, doubling) of the retries of a source
@@ -104,7 +115,7 @@ func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, m
 		options.Logger = mgr.GetLogger()
 	}
 	if options.LogConstructor == nil {
-		options.LogConstructor = requestLogger[request](options.Logger.WithValues("controller", name))
+		options.LogConstructor = requestLogger[request](options.Logger.WithValues("controller", name), s.forKind)
 	}
 	if options.CacheSyncTimeout == 0 {
 		options.CacheSyncTimeout = 2 * time.Minute
@@ -140,8 +151,16 @@ func NewTypedUnmanaged[request mcreconcile.ClusterAware[request]](name string, m
 	return c, nil
 }
 
-// requestLogger returns a log constructor that adds the request's cluster, namespace and name.
-func requestLogger[request mcreconcile.ClusterAware[request]](base logr.Logger) func(*request) logr.Logger {
+// requestLogger returns a log constructor with controller-runtime's keys (those of its builder
+// when forKind is set, of controller.New otherwise) plus the request's cluster, so that log
+// queries written for controller-runtime keep working. controller-runtime's controller adds
+// "reconcileID" itself.
+func requestLogger[request mcreconcile.ClusterAware[request]](base logr.Logger, forKind *schema.GroupKind) func(*request) logr.Logger {
+	objectKey := "object"
+	if forKind != nil {
+		base = base.WithValues("controllerGroup", forKind.Group, "controllerKind", forKind.Kind)
+		objectKey = forKind.Kind
+	}
 	return func(req *request) logr.Logger {
 		if req == nil {
 			return base
@@ -149,7 +168,7 @@ func requestLogger[request mcreconcile.ClusterAware[request]](base logr.Logger) 
 		if r, ok := any(*req).(mcreconcile.Request); ok {
 			return base.WithValues(
 				"cluster", string(r.ClusterName),
-				"object", klog.KRef(r.Namespace, r.Name),
+				objectKey, klog.KRef(r.Namespace, r.Name),
 				"namespace", r.Namespace, "name", r.Name,
 			)
 		}
@@ -503,8 +522,7 @@ type instrumentedReconciler[request mcreconcile.ClusterAware[request]] struct {
 func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req request) (reconcile.Result, error) {
 	start := time.Now()
 	res, err := r.reconciler.Reconcile(mccontext.WithCluster(ctx, req.Cluster()), req)
-	// Bounded per controller: see metrics.ClusterLatencyOptions.
-	metrics.ObserveReconcileDuration(r.controller, req.Cluster(), time.Since(start))
+	d := time.Since(start)
 	result := metrics.ResultSuccess
 	switch {
 	case err != nil:
@@ -517,6 +535,7 @@ func (r *instrumentedReconciler[request]) Reconcile(ctx context.Context, req req
 	case res.Requeue: //nolint:staticcheck // still honored by controller-runtime
 		result = metrics.ResultRequeue
 	}
-	metrics.ReconcileTotal.WithLabelValues(r.controller, string(req.Cluster()), result).Inc()
+	// Bounded per controller: see metrics.ClusterSeriesOptions.
+	metrics.ObserveReconcile(r.controller, req.Cluster(), result, d)
 	return res, err
 }

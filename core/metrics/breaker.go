@@ -3,13 +3,10 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"mcr.dev/core/multicluster"
 )
 
-// States of a cluster's circuit breaker in the cluster-fair queue: the state label of
-// mcr_cluster_breaker_transitions_total. mcr_cluster_breaker_state reports them as 0 (closed),
-// 1 (half open) and 2 (open), so that "> 0" finds the clusters not served normally.
+// States of a cluster's circuit breaker in the cluster-fair queue: the values of the state label
+// of mcr_cluster_breaker_state and mcr_cluster_breaker_transitions_total.
 const (
 	// BreakerClosed: the cluster's requests are served.
 	BreakerClosed = "closed"
@@ -19,18 +16,19 @@ const (
 	BreakerOpen = "open"
 )
 
-var breakerValues = map[string]float64{BreakerClosed: 0, BreakerHalfOpen: 1, BreakerOpen: 2}
-
 var (
-	// ClusterBreakerState is the state of each cluster's circuit breaker, per controller: 0
-	// closed, 1 half open, 2 open. A cluster whose breaker never opened has no series.
+	// ClusterBreakerState is the state of each cluster's circuit breaker, per controller, as
+	// kube-state-metrics reports states: one series per state, 1 for the current state and 0 for
+	// the others (so `== 1` selects, `sum by (state)` counts). Under the cluster label
+	// OtherClusters each series counts the clusters in that state. A cluster whose breaker never
+	// left closed has no series; a forgotten cluster loses them. Recorded by BreakerTransition.
 	ClusterBreakerState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mcr_cluster_breaker_state",
-		Help: "State of the cluster's circuit breaker in the controller's queue: 0 closed, 1 half open, 2 open.",
-	}, []string{"controller", "cluster"})
+		Help: "State of the cluster's circuit breaker in the controller's queue: 1 for the current state (closed, half_open or open), 0 for the others; for cluster=\"_other\", the number of those clusters in the state.",
+	}, []string{"controller", "cluster", "state"})
 
 	// ClusterBreakerTransitions counts the transitions of each cluster's circuit breaker, per
-	// controller, by the state entered.
+	// controller, by the state entered. Recorded by BreakerTransition.
 	ClusterBreakerTransitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcr_cluster_breaker_transitions_total",
 		Help: "Number of transitions of the cluster's circuit breaker in the controller's queue, by state entered (open, half_open, closed).",
@@ -39,11 +37,4 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(ClusterBreakerState, ClusterBreakerTransitions)
-}
-
-// BreakerTransition records that the circuit breaker of the controller's queue for the cluster
-// entered state, one of BreakerClosed, BreakerHalfOpen and BreakerOpen.
-func BreakerTransition(controller string, cluster multicluster.ClusterName, state string) {
-	ClusterBreakerState.WithLabelValues(controller, string(cluster)).Set(breakerValues[state])
-	ClusterBreakerTransitions.WithLabelValues(controller, string(cluster), state).Inc()
 }

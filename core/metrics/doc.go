@@ -10,16 +10,20 @@
 //	mcr_cluster_source_errors_total{controller} counter   per-cluster sources that failed to start or sync
 //	mcr_reconcile_duration_seconds{controller,cluster} histogram  reconcile time per cluster (bounded, see below)
 //	mcr_queue_wait_seconds{controller,cluster}  histogram time a due request waited in the cluster-fair queue
-//	mcr_cluster_breaker_state{controller,cluster} gauge   circuit breaker of the cluster-fair queue:
-//	                                                      0 closed, 1 half open, 2 open
+//	mcr_cluster_breaker_state{controller,cluster,state} gauge circuit breaker of the cluster-fair queue:
+//	                                                      1 for the current state (closed, half_open,
+//	                                                      open), 0 for the others
 //	mcr_cluster_breaker_transitions_total{controller,cluster,state} counter breaker transitions by state entered
 //	mcr_sharding_owned_clusters                 gauge     clusters this replica owns and has engaged
 //	mcr_sharding_peers                          gauge     live replicas of the group, this one included while current
 //	mcr_sharding_ownership_changes_total{change} counter  clusters acquired, released or lost
 //	mcr_sharding_lease_writes_total{role}       counter   Lease writes, role "member" or "cluster"
+//	mcr_build_info{go_version,core_version,...} gauge     1; the Go and mcr.dev module versions built in
 //
-// Series labeled with a cluster are deleted when the cluster is disengaged, so a churning fleet
-// does not grow the registry without bound. The two latency histograms are also bounded while
-// clusters stay: only the first ClusterLatencyOptions.MaxClusters clusters of a controller (100
-// by default) get series of their own, the others share the cluster label OtherClusters.
+// Every series labeled with a cluster is recorded through one guard (ObserveReconcile,
+// ObserveQueueWait, BreakerTransition), which bounds them while clusters stay: only the first
+// ClusterSeriesOptions.MaxClusters clusters of a controller (100 by default) get series of their
+// own, the others are recorded under the cluster label OtherClusters in every series alike. They
+// are deleted when the cluster is disengaged (ForgetCluster), so a churning fleet does not grow
+// the registry either. docs/advanced/observability.md is the user's reference for them.
 package metrics

@@ -2,8 +2,8 @@ package metrics_test
 
 import "mcr.dev/core/metrics"
 
-// A fleet of up to 500 members gets latency series for every member: at most 30 × 501 series
-// per controller. Call it before the manager starts.
-func ExampleSetClusterLatencyOptions() {
-	metrics.SetClusterLatencyOptions(metrics.ClusterLatencyOptions{MaxClusters: 500})
+// A fleet of up to 500 members gets per-cluster series for every member: at most 40 × 501
+// series per controller. Call it before the manager starts.
+func ExampleSetClusterSeriesOptions() {
+	metrics.SetClusterSeriesOptions(metrics.ClusterSeriesOptions{MaxClusters: 500})
 }

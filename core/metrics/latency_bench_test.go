@@ -30,13 +30,13 @@ import (
 func BenchmarkClusterHistograms(b *testing.B) {
 	for _, bc := range []struct {
 		clusters int
-		opts     ClusterLatencyOptions
+		opts     ClusterSeriesOptions
 	}{
 		{clusters: 1},
-		{clusters: defaultMaxLatencyClusters},
+		{clusters: defaultMaxClusters},
 		{clusters: 1000},
 		// What the bound saves: every cluster with series of its own.
-		{clusters: 1000, opts: ClusterLatencyOptions{MaxClusters: 1000}},
+		{clusters: 1000, opts: ClusterSeriesOptions{MaxClusters: 1000}},
 	} {
 		clusters, opts := bc.clusters, bc.opts.withDefaults()
 		name := fmt.Sprintf("clusters=%d", clusters)
@@ -46,12 +46,10 @@ func BenchmarkClusterHistograms(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			controller := "bench-" + b.Name()
 			reg := prometheus.NewRegistry()
-			vecs := [histograms]*prometheus.HistogramVec{ReconcileDuration, QueueWait}
-			for _, vec := range vecs {
-				reg.MustRegister(vec)
-			}
+			vecs := clusterVecs{reconcileDuration: ReconcileDuration, queueWait: QueueWait}
+			reg.MustRegister(vecs.reconcileDuration, vecs.queueWait)
 			b.Cleanup(func() {
-				for _, vec := range vecs {
+				for _, vec := range []*prometheus.HistogramVec{vecs.reconcileDuration, vecs.queueWait} {
 					vec.DeletePartialMatch(prometheus.Labels{"controller": controller})
 				}
 			})
@@ -63,10 +61,11 @@ func BenchmarkClusterHistograms(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			g := newLatencyGuard(opts, vecs)
+			g := newClusterGuard(opts, vecs)
 			for _, name := range names {
-				g.observe(reconcileDuration, controller, name, 20*time.Millisecond)
-				g.observe(queueWait, controller, name, time.Millisecond)
+				s := g.slot(controller, name)
+				g.observe(s, reconcileDuration, 20*time.Millisecond)
+				g.observe(s, queueWait, time.Millisecond)
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
@@ -103,7 +102,7 @@ func BenchmarkClusterHistograms(b *testing.B) {
 			if clusters > opts.MaxClusters {
 				labels++ // OtherClusters
 			}
-			if want := int(histograms) * 15 * labels; series != want {
+			if want := 2 * 15 * labels; series != want {
 				b.Fatalf("%d series, want %d: the guard did not bound them as documented", series, want)
 			}
 			b.ReportMetric(bytesPerCluster, "bytes/cluster")

@@ -3,8 +3,6 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"mcr.dev/core/multicluster"
 )
 
 var (
@@ -27,7 +25,8 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 	})
 
-	// ReconcileTotal counts reconciles per controller, cluster and result.
+	// ReconcileTotal counts reconciles per controller, cluster and result, recorded by
+	// ObserveReconcile under the cluster guard (see ClusterSeriesOptions).
 	ReconcileTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcr_reconcile_total",
 		Help: "Number of reconciles per controller, cluster and result.",
@@ -63,14 +62,4 @@ const (
 func init() {
 	ctrlmetrics.Registry.MustRegister(EngagedClusters, EngageAttempts, EngageDuration, ReconcileTotal, ClusterSourceErrors,
 		ParkedSources, ParkedFieldIndexes)
-}
-
-// ForgetCluster deletes every series labeled with the cluster, and frees its places in the
-// per-cluster latency histograms (see ClusterLatencyOptions).
-func ForgetCluster(name multicluster.ClusterName) {
-	labels := prometheus.Labels{"cluster": string(name)}
-	ReconcileTotal.DeletePartialMatch(labels)
-	ClusterBreakerState.DeletePartialMatch(labels)
-	ClusterBreakerTransitions.DeletePartialMatch(labels)
-	clusterLatency.forget(name)
 }

@@ -82,8 +82,8 @@ func benchmarkFailingCluster(b *testing.B, opts workqueue.Options) {
 		b.Fatal(err)
 	}
 	// The named queue records per-cluster latency; leave it out of the comparison.
-	metrics.SetClusterLatencyOptions(metrics.ClusterLatencyOptions{MaxClusters: -1})
-	defer metrics.SetClusterLatencyOptions(metrics.ClusterLatencyOptions{})
+	metrics.SetClusterSeriesOptions(metrics.ClusterSeriesOptions{MaxClusters: -1})
+	defer metrics.SetClusterSeriesOptions(metrics.ClusterSeriesOptions{})
 
 	ctx, cancel := context.WithCancel(b.Context())
 	done := make(chan error, 1)
@@ -130,8 +130,8 @@ func BenchmarkQueueWaitHistogram(b *testing.B) {
 		max  int
 	}{{"histogram=off", -1}, {"histogram=on", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
-			metrics.SetClusterLatencyOptions(metrics.ClusterLatencyOptions{MaxClusters: bc.max})
-			defer metrics.SetClusterLatencyOptions(metrics.ClusterLatencyOptions{})
+			metrics.SetClusterSeriesOptions(metrics.ClusterSeriesOptions{MaxClusters: bc.max})
+			defer metrics.SetClusterSeriesOptions(metrics.ClusterSeriesOptions{})
 			q := workqueue.NewClusterFair[mcreconcile.Request](fmt.Sprint("bench-wait-", bc.name), nil, workqueue.Options{})
 			defer q.ShutDown()
 			reqs := make([]mcreconcile.Request, 1000)

@@ -49,9 +49,20 @@ func succeed(t *testing.T, q *clusterFair[reconcile.Request], item reconcile.Req
 	q.Done(item)
 }
 
-func stateOf(t *testing.T, cluster string) float64 {
+// stateOf returns the state whose mcr_cluster_breaker_state series is 1 for the cluster, and
+// fails unless every other state's series is 0.
+func stateOf(t *testing.T, cluster string) string {
 	t.Helper()
-	return testutil.ToFloat64(metrics.ClusterBreakerState.WithLabelValues(t.Name(), cluster))
+	current := ""
+	for _, state := range []string{metrics.BreakerClosed, metrics.BreakerHalfOpen, metrics.BreakerOpen} {
+		switch v := testutil.ToFloat64(metrics.ClusterBreakerState.WithLabelValues(t.Name(), cluster, state)); {
+		case v == 1 && current == "":
+			current = state
+		case v != 0:
+			t.Fatalf("mcr_cluster_breaker_state{cluster=%q,state=%q} = %v besides state %q", cluster, state, v, current)
+		}
+	}
+	return current
 }
 
 func transitions(t *testing.T, cluster, state string) float64 {
@@ -153,8 +164,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if q.Len() != 0 {
 		t.Fatalf("Len() = %d with a's breaker open, want 0", q.Len())
 	}
-	if s := stateOf(t, "a"); s != 2 {
-		t.Fatalf("breaker state of a = %v, want 2 (open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerOpen {
+		t.Fatalf("breaker state of a = %q, want open", s)
 	}
 	if _, err := logs.Find(`"cluster"="a"`, "circuit breaker opened", `"failures"=3`, `"backoff"="1s"`); err != nil {
 		t.Fatalf("the opening was not logged with the cluster:\n%s", strings.Join(logs.Lines(), "\n"))
@@ -168,8 +179,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	}
 	clk.Step(time.Nanosecond)
 	waitFor(t, "the breaker to turn half open", func() bool { return q.Len() == 1 })
-	if s := stateOf(t, "a"); s != 1 {
-		t.Fatalf("breaker state of a = %v, want 1 (half open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerHalfOpen {
+		t.Fatalf("breaker state of a = %q, want half open", s)
 	}
 
 	// Half open: one probe at a time.
@@ -183,8 +194,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	// The failed probe opens the breaker again, for twice as long.
 	q.AddRateLimited(x)
 	q.Done(x)
-	if s := stateOf(t, "a"); s != 2 {
-		t.Fatalf("breaker state of a after a failed probe = %v, want 2 (open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerOpen {
+		t.Fatalf("breaker state of a after a failed probe = %q, want open", s)
 	}
 	if _, err := logs.Find(`"cluster"="a"`, "circuit breaker opened", `"backoff"="2s"`); err != nil {
 		t.Fatalf("the second opening was not logged with a 2s backoff:\n%s", strings.Join(logs.Lines(), "\n"))
@@ -198,8 +209,8 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 
 	// A successful probe closes it: every request of a is served again, in order.
 	succeed(t, q, y)
-	if s := stateOf(t, "a"); s != 0 {
-		t.Fatalf("breaker state of a after a successful probe = %v, want 0 (closed)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerClosed {
+		t.Fatalf("breaker state of a after a successful probe = %q, want closed", s)
 	}
 	if q.Len() != 1 {
 		t.Fatalf("Len() = %d after the breaker closed, want 1", q.Len())
@@ -248,8 +259,8 @@ func TestBreakerIgnoresRequestsHandedOutBeforeItOpened(t *testing.T) {
 	// A success of a request handed out before the breaker opened does not close it.
 	q.Forget(w)
 	q.Done(w)
-	if s := stateOf(t, "a"); s != 2 {
-		t.Fatalf("breaker state = %v, want 2 (open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerOpen {
+		t.Fatalf("breaker state = %q, want open", s)
 	}
 	if q.Len() != 0 {
 		t.Fatalf("Len() = %d, want 0 while open", q.Len())
@@ -266,13 +277,13 @@ func TestBreakerIgnoresRequestsHandedOutBeforeItOpened(t *testing.T) {
 	if q.Len() != 0 {
 		t.Fatalf("Len() = %d while the probe runs, want 0", q.Len())
 	}
-	if s := stateOf(t, "a"); s != 1 {
-		t.Fatalf("breaker state = %v, want 1 (half open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerHalfOpen {
+		t.Fatalf("breaker state = %q, want half open", s)
 	}
 	q.AddRateLimited(x)
 	q.Done(x)
-	if s := stateOf(t, "a"); s != 2 {
-		t.Fatalf("breaker state after the failed probe = %v, want 2 (open)", s)
+	if s := stateOf(t, "a"); s != metrics.BreakerOpen {
+		t.Fatalf("breaker state after the failed probe = %q, want open", s)
 	}
 }
 

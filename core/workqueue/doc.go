@@ -62,9 +62,9 @@
 // fails everywhere parks every cluster, which is also what an error storm calls for.
 //
 // The breaker logs each transition with the cluster under "cluster" (Options.Logger) and reports
-// it as mcr_cluster_breaker_state{controller,cluster} (0 closed, 1 half open, 2 open) and
-// mcr_cluster_breaker_transitions_total{controller,cluster,state}; package mcr.dev/core/metrics
-// deletes both when the cluster is disengaged.
+// it as mcr_cluster_breaker_state{controller,cluster,state} (one series per state, 1 for the
+// current one) and mcr_cluster_breaker_transitions_total{controller,cluster,state}, bounded and
+// deleted when the cluster is disengaged as mcr.dev/core/metrics.ClusterSeriesOptions says.
 //
 // Metrics: the queue reports the standard workqueue metrics (depth, adds, queue latency, work
 // duration, unfinished work, longest running processor, retries) under the controller's name, in
@@ -73,6 +73,6 @@
 // existing dashboards keep working. Options.MetricsProvider takes any other
 // k8s.io/client-go/util/workqueue.MetricsProvider instead. It also records, per cluster, the time
 // each request waited between becoming due and being handed out, in
-// mcr_queue_wait_seconds{controller,cluster}, bounded as mcr.dev/core/metrics.ClusterLatencyOptions
+// mcr_queue_wait_seconds{controller,cluster}, bounded as mcr.dev/core/metrics.ClusterSeriesOptions
 // says.
 package workqueue
