@@ -153,7 +153,7 @@ func TestRefsReportsNamesThatDoNotExist(t *testing.T) {
 		{"unknown package of ours", "`mcr.dev/demo/clusters.Clusters`", "no package mcr.dev/demo/clusters"},
 		{"command that does not exist", "```sh\ngo run ./cmd/tol\n```", "go run ./cmd/tol: no such package of ours"},
 		{"package that is not a command", "```sh\ngo run ./kit\n```", "package mcr.dev/demo/kit is not a command"},
-		{"flag", "```sh\ngo run ./cmd/tool -count 1 -nmae x\n```", "flag -nmae is not defined by mcr.dev/demo/cmd/tool"},
+		{"flag", "```sh\ngo run ./cmd/tool -count 1 -nameless x\n```", "flag -nameless is not defined by mcr.dev/demo/cmd/tool"},
 		{"flag of an installed command", "```sh\ntool --dryrun\n```", "tool: flag -dryrun is not defined"},
 		{"flag in a continued line", "```sh\ngo run mcr.dev/demo/cmd/tool \\\n  -count 1 \\\n  -verbose\n```", "flag -verbose is not defined"},
 		{"missing file", "[x](nope.md)", "link nope.md: docs/nope.md does not exist"},
