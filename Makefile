@@ -159,6 +159,9 @@ VERSION ?=
 DRY_RUN ?=
 # SKIP_CHECKS=1: skip make verify, make test and verify-api on the release commit.
 SKIP_CHECKS ?=
+# Where make release writes the released modules as a Go module proxy (GOPROXY=file://$(PROXY)),
+# dry run or not: what `go get` and `go install` resolve before the modules are hosted.
+PROXY ?= $(ROOT)/bin/release/$(VERSION)/proxy
 # A git ref verify-api compares every module with instead of the module's newest release tag.
 # Default: the tag; a module without one is reported as having no previous release and passes.
 API_BASE ?=
@@ -168,9 +171,9 @@ $(APIDIFF): $(ROOT)/hack/tools/apidiff/go.mod $(ROOT)/hack/tools/apidiff/go.sum
 	cd $(ROOT)/hack/tools/apidiff && GOWORK=off GOFLAGS=-mod=readonly go build -o $(APIDIFF) golang.org/x/exp/cmd/apidiff
 
 .PHONY: release
-release: $(APIDIFF) ## Release VERSION=vX.Y.Z: check, commit and tag every module together (DRY_RUN=1 in a clone, SKIP_CHECKS=1).
+release: $(APIDIFF) ## Release VERSION=vX.Y.Z: check, commit and tag every module together, write the module proxy to PROXY (DRY_RUN=1 in a clone, SKIP_CHECKS=1).
 	@cd $(ROOT)/hack/release && GOWORK=off go build -o $(RELEASE_TOOL) .
-	@cd $(ROOT) && $(RELEASE_TOOL) release -version "$(VERSION)" -apidiff $(APIDIFF) \
+	@cd $(ROOT) && $(RELEASE_TOOL) release -version "$(VERSION)" -apidiff $(APIDIFF) -proxy "$(PROXY)" \
 		$(if $(filter 1 true yes,$(DRY_RUN)),-dry-run) $(if $(filter 1 true yes,$(SKIP_CHECKS)),-skip-checks)
 
 .PHONY: verify-api

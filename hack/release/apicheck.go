@@ -26,6 +26,9 @@ type apiOptions struct {
 	Apidiff string
 	// Out receives the report. Default: os.Stdout.
 	Out io.Writer
+	// Env is added to the environment of apidiff, which loads the packages with the go command:
+	// on a release commit, what resolves the released modules (see runChecks). Default: none.
+	Env []string
 }
 
 func (o *apiOptions) defaults() error {
@@ -113,7 +116,7 @@ func verifyAPI(o apiOptions) error {
 			fmt.Fprintf(o.Out, "verify-api: %s: not in %s: nothing to compare\n", m.Path, base)
 			continue
 		}
-		changes, err := compareModule(o.Apidiff, m.Path, filepath.Join(tree, m.Dir), filepath.Join(o.Root, m.Dir), work)
+		changes, err := compareModule(o.Apidiff, m.Path, filepath.Join(tree, m.Dir), filepath.Join(o.Root, m.Dir), work, o.Env)
 		if err != nil {
 			return err
 		}
@@ -151,13 +154,13 @@ func verifyAPI(o apiOptions) error {
 
 // compareModule runs apidiff on the module at modPath in oldDir and newDir (each a module
 // directory inside its workspace). Internal packages are left out, as apidiff does by default.
-func compareModule(apidiff, modPath, oldDir, newDir, work string) (apiChanges, error) {
+func compareModule(apidiff, modPath, oldDir, newDir, work string, env []string) (apiChanges, error) {
 	var c apiChanges
 	name := strings.ReplaceAll(modPath, "/", "_")
 	oldExport := filepath.Join(work, name+".old")
 	newExport := filepath.Join(work, name+".new")
 	for _, e := range []struct{ dir, file string }{{oldDir, oldExport}, {newDir, newExport}} {
-		if _, err := command(e.dir, nil, apidiff, "-m", "-w", e.file, modPath); err != nil {
+		if _, err := command(e.dir, env, apidiff, "-m", "-w", e.file, modPath); err != nil {
 			return c, fmt.Errorf("reading the exported API of %s: %w", modPath, err)
 		}
 	}

@@ -3,27 +3,32 @@
 //
 // Every module of go.work except examples is released, all at one version and from one commit,
 // each with a tag carrying its directory: core/v0.1.0, conformance/v0.1.0,
-// providers/kind/v0.1.0, ... `release release` checks that the tree is clean and that the
+// providers/kind/v0.1.0, ... `release release` checks that the tree is clean, tidy and that the
 // version is new, then, in a clone of the repository:
 //
-//   - makes every workspace module require the others at the version (examples too, so the tree
-//     states one version everywhere), sets conformance.Version to it, turns the Unreleased
-//     section of CHANGELOG.md into the version's, checks that `go mod tidy` changes nothing, and
-//     commits ("Release v0.1.0");
-//   - runs `make verify`, `make test` and verify-api on that commit (-skip-checks skips them);
-//   - tags every released module at it, then moves conformance.Version to the next minor
-//     version with a -dev suffix and opens a new Unreleased section in a second commit
-//     ("Begin v0.2.0-dev").
+//   - makes every workspace module require the others at the version with no replace directive
+//     (examples too, so the tree states one version everywhere), sets conformance.Version to it,
+//     turns the Unreleased section of CHANGELOG.md into the version's, runs `go mod tidy` in
+//     every module in dependency order against a staging module proxy of the modules before it,
+//     and commits ("Release v0.1.0"): the modules as users get them, so that `go get` and
+//     `go install module@v0.1.0` work;
+//   - writes the released modules at that commit as a Go module proxy and checks every go.sum
+//     hash of a released module against it;
+//   - runs `make verify`, `make test` and verify-api on that commit, resolving the release
+//     through that proxy (-skip-checks skips them);
+//   - tags every released module at it, then restores the development shape (the replace
+//     directives and go.sum files of the released HEAD, which keep every module building with
+//     GOWORK=off), moves conformance.Version to the next minor version with a -dev suffix and
+//     opens a new Unreleased section in a second commit ("Begin v0.2.0-dev").
 //
 // Without -dry-run the two commits and the tags are then fetched into the repository (its
 // branch fast-forwards) and the push command is printed; nothing is pushed. With -dry-run the
-// commits are printed and the repository is left as it was.
+// commits are printed and the repository is left as it was. With -proxy, dry run or not, the
+// module proxy is kept in the given directory (GOPROXY=file://dir).
 //
-// The replace directives that point the modules at each other's directories stay: the go
-// command ignores them in a dependency, so a user's `go get mcr.dev/providers/kind@v0.1.0`
-// follows the requirements (mcr.dev/core v0.1.0, ...) to the other tags, and inside the
-// repository they keep every module building before the tags exist, with no go.sum entry for
-// the workspace modules.
+// The go commands of a release use a module cache of their own for the released modules (see
+// modCacheView): a version cached once is never fetched again, so a dry run must not leave its
+// files in the user's cache.
 //
 // `release verify-api` compares the exported API of every released module in the working tree
 // with the module's newest release tag (or the -base ref) using apidiff, prints the changes and

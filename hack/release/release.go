@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,6 +67,11 @@ func release(o releaseOptions) (releaseResult, error) {
 	if o.Root, err = filepath.Abs(o.Root); err != nil {
 		return res, fmt.Errorf("resolving the repository root: %w", err)
 	}
+	if o.Proxy != "" {
+		if o.Proxy, err = filepath.Abs(o.Proxy); err != nil {
+			return res, fmt.Errorf("resolving the proxy directory: %w", err)
+		}
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Out, "release: "+format+"\n", args...) }
 
 	// Preconditions, in the tree being released.
@@ -124,9 +130,37 @@ func release(o releaseOptions) (releaseResult, error) {
 		return res, err
 	}
 
-	// The release commit.
-	logf("setting every requirement between workspace modules to %s and conformance.Version to %s; %s: Unreleased becomes %s", v, v, changelogFile, v)
+	// The release commit: the modules as users get them, requiring each other at v with no
+	// replace directive, each go.sum what `go mod tidy` writes against the modules released
+	// before it (they are written into a staging proxy one after another, in dependency order).
+	if err := checkTidy(res.Copy, mods); err != nil {
+		return res, fmt.Errorf("the tree must be tidy before a release (make tidy): %w", err)
+	}
+	order, err := dependencyOrder(res.Copy, mods)
+	if err != nil {
+		return res, err
+	}
+	devReplacements := map[string][]replacement{}
+	for _, m := range mods {
+		if devReplacements[m.Dir], err = workspaceReplacements(res.Copy, m.Dir, mods); err != nil {
+			return res, err
+		}
+	}
+	work, err := os.MkdirTemp("", "mcr-release-work-")
+	if err != nil {
+		return res, fmt.Errorf("creating the release's work directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	modCache := filepath.Join(work, "modcache")
+	if err := modCacheView(modCache, rel); err != nil {
+		return res, fmt.Errorf("preparing a module cache for the release: %w", err)
+	}
+	staging, proxy := filepath.Join(work, "staging"), filepath.Join(work, "proxy")
+	logf("setting every requirement between workspace modules to %s without replace directives and conformance.Version to %s; %s: Unreleased becomes %s", v, v, changelogFile, v)
 	if err := setRequirements(res.Copy, mods, v); err != nil {
+		return res, err
+	}
+	if err := dropReplacements(res.Copy, devReplacements); err != nil {
 		return res, err
 	}
 	if err := setSuiteVersion(res.Copy, v); err != nil {
@@ -135,21 +169,36 @@ func release(o releaseOptions) (releaseResult, error) {
 	if err := releaseChangelog(res.Copy, v, time.Now()); err != nil {
 		return res, err
 	}
-	if err := checkTidy(res.Copy, mods); err != nil {
+	stagingEnv, err := proxyEnv(staging, modCache, rel)
+	if err != nil {
+		return res, err
+	}
+	logf("tidying the modules in dependency order against the ones before them: %s", modulePaths(order))
+	if err := tidyInOrder(res.Copy, order, rel, v, staging, stagingEnv); err != nil {
 		return res, err
 	}
 	// Empty when the tree already states the version (tests of this tool run on a release
 	// commit during the release's own checks); the commit still marks the release.
 	if _, err := command(res.Copy, ident, "git", "commit", "--quiet", "--all", "--allow-empty", "--message",
-		fmt.Sprintf("Release %s\n\nEvery workspace module requires the others at %s; conformance.Version is %s;\n%s has its section.", v, v, v, changelogFile)); err != nil {
+		fmt.Sprintf("Release %s\n\nEvery workspace module requires the others at %s, with no replace directive;\nconformance.Version is %s; %s has its section.", v, v, v, changelogFile)); err != nil {
 		return res, err
 	}
 	if res.Commit, err = gitOutput(res.Copy, "rev-parse", "HEAD"); err != nil {
 		return res, err
 	}
+	if err := writeProxy(res.Copy, res.Commit, rel, v, proxy); err != nil {
+		return res, err
+	}
+	if err := checkSums(res.Copy, mods, rel, v, proxy); err != nil {
+		return res, fmt.Errorf("the release commit's go.sum files do not match its modules: %w", err)
+	}
+	releaseEnv, err := proxyEnv(proxy, modCache, rel)
+	if err != nil {
+		return res, err
+	}
 	if o.SkipChecks {
 		logf("skipping make verify, make test and verify-api (SKIP_CHECKS)")
-	} else if err := runChecks(res.Copy, v, o.Apidiff, o.Out); err != nil {
+	} else if err := runChecks(res.Copy, v, rel, o.DryRun, o.Apidiff, o.Out, releaseEnv); err != nil {
 		return res, err
 	}
 	for _, m := range rel {
@@ -160,8 +209,21 @@ func release(o releaseOptions) (releaseResult, error) {
 		res.Tags = append(res.Tags, tag)
 	}
 
-	// The tree moves on towards the next version.
+	// The tree moves on towards the next version, in the development shape again: the replace
+	// directives point the modules at each other's directories, so that every module builds
+	// with GOWORK=off and stays tidy without a proxy that knows the release.
 	dev := v.nextDev()
+	if err := restoreModFiles(res.Copy, head, mods); err != nil {
+		return res, err
+	}
+	if err := setRequirements(res.Copy, mods, v); err != nil {
+		return res, err
+	}
+	for _, m := range mods {
+		if out, err := command(filepath.Join(res.Copy, filepath.FromSlash(m.Dir)), releaseEnv, "go", "mod", "tidy"); err != nil {
+			return res, fmt.Errorf("%s: go mod tidy with the replace directives back: %w\n%s", m.Path, err, out)
+		}
+	}
 	if err := setSuiteVersion(res.Copy, dev); err != nil {
 		return res, err
 	}
@@ -169,7 +231,7 @@ func release(o releaseOptions) (releaseResult, error) {
 		return res, err
 	}
 	if _, err := command(res.Copy, ident, "git", "commit", "--quiet", "--all", "--message",
-		fmt.Sprintf("Begin %s\n\nconformance.Version is %s until the next release; %s has an empty\nUnreleased section.", dev, dev, changelogFile)); err != nil {
+		fmt.Sprintf("Begin %s\n\nThe workspace modules replace each other with their directories again;\nconformance.Version is %s until the next release; %s has an empty\nUnreleased section.", dev, dev, changelogFile)); err != nil {
 		return res, err
 	}
 
@@ -280,9 +342,8 @@ func setRequirements(root string, mods []module, v version) error {
 	return nil
 }
 
-// checkTidy runs `go mod tidy -diff` in every module after the rewrite. The replace directives
-// point the workspace modules at their directories, so no go.sum entry may change: a module
-// that needs one would need the tags before they exist.
+// checkTidy runs `go mod tidy -diff` in every module, outside the workspace, before the
+// rewrite: then the release commit changes in go.mod and go.sum only what the release needs.
 func checkTidy(root string, mods []module) error {
 	var errs []error
 	for _, m := range mods {
@@ -293,9 +354,101 @@ func checkTidy(root string, mods []module) error {
 	return errors.Join(errs...)
 }
 
+// dropReplacements removes the replace directives of reps (by module directory).
+func dropReplacements(root string, reps map[string][]replacement) error {
+	for dir, rs := range reps {
+		if len(rs) == 0 {
+			continue
+		}
+		args := []string{"mod", "edit"}
+		for _, r := range rs {
+			args = append(args, "-dropreplace="+r.Old)
+		}
+		if _, err := command(filepath.Join(root, filepath.FromSlash(dir)), nil, "go", args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreModFiles puts back every module's go.mod and go.sum as they were at commit, the
+// development shape the release started from.
+func restoreModFiles(root, commit string, mods []module) error {
+	for _, m := range mods {
+		for _, name := range []string{"go.mod", "go.sum"} {
+			file := path.Join(m.Dir, name)
+			if _, err := command(root, nil, "git", "cat-file", "-e", commit+":"+file); err != nil {
+				// No go.sum before the release (a module with no dependency outside the
+				// workspace): drop the release's; tidy writes one if the module needs it.
+				if _, err := command(root, nil, "git", "rm", "--quiet", "--force", "--ignore-unmatch", "--", file); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := command(root, nil, "git", "restore", "--source="+commit, "--staged", "--worktree", "--", file); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tidyInOrder runs `go mod tidy` in every module of order, which lists each module after those
+// it requires, with env resolving the released modules from the proxy directory staging. A
+// released module is written into staging as soon as it is tidy, from the git index (the files
+// the release commit will have), so that the modules after it tidy against exactly those files.
+func tidyInOrder(root string, order, released []module, v version, staging string, env []string) error {
+	for _, m := range order {
+		if out, err := command(filepath.Join(root, filepath.FromSlash(m.Dir)), env, "go", "mod", "tidy"); err != nil {
+			return fmt.Errorf("%s: go mod tidy at the release versions: %w\n%s", m.Path, err, out)
+		}
+		if _, err := command(root, nil, "git", "add", "--all", "--", m.Dir); err != nil {
+			return err
+		}
+		if !slices.Contains(released, m) {
+			continue
+		}
+		tree, err := gitOutput(root, "write-tree")
+		if err != nil {
+			return err
+		}
+		if err := writeProxyModule(root, tree, m, v, time.Now().UTC(), staging); err != nil {
+			return fmt.Errorf("%s: writing the staging module proxy: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
+func modulePaths(mods []module) string {
+	var paths []string
+	for _, m := range mods {
+		paths = append(paths, m.Path)
+	}
+	return strings.Join(paths, ", ")
+}
+
 // runChecks runs the repository's own checks on the release commit, then the API check with
-// the version being released.
-func runChecks(root string, v version, apidiff string, out io.Writer) error {
+// the version being released. env resolves the released modules from the release's proxy, for
+// the checks that work outside the workspace (make verify-tidy); the workspace stays in use.
+//
+// The checks use the user's module cache, not the release's view of it: a build depends on the
+// directory of every package, so `make test` in the view would compile everything again. What
+// they download of the release is removed from the cache afterwards in a dry run, and anything
+// an earlier dry run left there at v is removed first.
+func runChecks(root string, v version, released []module, dryRun bool, apidiff string, out io.Writer, env []string) (err error) {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOWORK=") || strings.HasPrefix(kv, "GOMODCACHE=")
+	})
+	if err := removeFromModCache(released, v); err != nil {
+		return err
+	}
+	if dryRun {
+		defer func() {
+			if rerr := removeFromModCache(released, v); err == nil {
+				err = rerr
+			}
+		}()
+	}
 	mk := os.Getenv("MAKE")
 	if mk == "" {
 		mk = "make"
@@ -303,13 +456,13 @@ func runChecks(root string, v version, apidiff string, out io.Writer) error {
 	for _, target := range []string{"verify", "test"} {
 		fmt.Fprintf(out, "release: make %s (on the release commit)\n", target)
 		cmd := exec.Command(mk, "--no-print-directory", "-C", root, target)
-		cmd.Env = environ()
+		cmd.Env = append(environ(), env...)
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("make %s on the release commit: %w", target, err)
 		}
 	}
-	return verifyAPI(apiOptions{Root: root, Version: v.String(), Apidiff: apidiff, Out: out})
+	return verifyAPI(apiOptions{Root: root, Version: v.String(), Apidiff: apidiff, Out: out, Env: env})
 }
 
 func gitOutput(dir string, args ...string) (string, error) {

@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gitT runs git in dir and returns its trimmed output, failing the test on an error.
@@ -79,7 +79,23 @@ func TestReleaseDryRun(t *testing.T) {
 		}
 	}
 
+	if len(wantReqs) == 0 {
+		t.Fatal("no module requires another: the requirements are not checked")
+	}
+	wantReplace, wantSum := map[string][]replacement{}, map[string][]byte{}
+	for _, m := range mods {
+		if wantReplace[m.Dir], err = workspaceReplacements(repo, m.Dir, mods); err != nil {
+			t.Fatal(err)
+		}
+		wantSum[m.Dir], _ = os.ReadFile(filepath.Join(repo, m.Dir, "go.sum"))
+	}
+
+	// A prerelease of the next version that no other run made: the consumer below resolves it
+	// through the shared module cache (whose build cache entries it reuses), where a version
+	// caches forever, so a later run or the real release must not find this run's files under
+	// its version. The consumer removes it from the cache when it is done.
 	v := nextRelease(t, repo)
+	v.pre = "installtest." + time.Now().UTC().Format("20060102150405")
 	keep := filepath.Join(t.TempDir(), "copy")
 	proxy := filepath.Join(t.TempDir(), "proxy")
 	var out bytes.Buffer
@@ -124,39 +140,43 @@ func TestReleaseDryRun(t *testing.T) {
 		t.Errorf("the release commits do not follow the released HEAD: HEAD~2 is %s", base)
 	}
 
-	// Every module requires the same workspace modules as before, now at v. The second
-	// commit changes only conformance.Version and the changelog, so the clone's go.mod files
-	// are the release's.
-	if changed := strings.Fields(gitT(t, keep, "diff", "--name-only", "HEAD~1", "HEAD")); !slices.Equal(changed, []string{changelogFile, suiteVersionFile}) {
-		t.Errorf("the commit after the release changes %q, want only %s and %s", changed, changelogFile, suiteVersionFile)
+	// The release commit is the modules as users get them: no replace directive, and a go.sum
+	// that holds the hashes of the zips in the proxy (the go command checks them as it loads
+	// every package and test of each module outside the workspace, read-only).
+	released := filepath.Join(t.TempDir(), "released")
+	gitT(t, keep, "worktree", "add", "--quiet", "--detach", released, "HEAD~1")
+	relEnv, err := proxyEnv(proxy, consumerModCache(t), rel)
+	if err != nil {
+		t.Fatal(err)
 	}
-	rewritten := 0
 	for _, m := range mods {
-		reqs, err := requirements(keep, m.Dir)
-		if err != nil {
-			t.Fatal(err)
+		if reps, err := workspaceReplacements(released, m.Dir, mods); err != nil || len(reps) > 0 {
+			t.Errorf("%s/go.mod at the release replaces %v (%v), want no replace directive", m.Dir, reps, err)
 		}
-		var got []string
-		for p, pv := range reqs {
-			if !workPaths[p] {
-				continue
-			}
-			got = append(got, p)
-			rewritten++
-			if pv != v.String() {
-				t.Errorf("%s requires %s %s at the release, want %s", m.Path, p, pv, v)
-			}
+		if out, err := command(filepath.Join(released, m.Dir), append(relEnv, "GOFLAGS=-mod=readonly -modcacherw"), "go", "list", "-deps", "-test", "./..."); err != nil {
+			t.Errorf("%s at the release does not load outside the workspace: %v\n%.2000s", m.Path, err, out)
 		}
-		slices.Sort(got)
-		slices.Sort(wantReqs[m.Dir])
-		if !slices.Equal(got, wantReqs[m.Dir]) {
-			t.Errorf("%s requires workspace modules %v at the release, was %v", m.Path, got, wantReqs[m.Dir])
-		}
-	}
-	if rewritten == 0 {
-		t.Error("no module requires another: nothing was checked")
+		checkRequirements(t, released, m, workPaths, wantReqs[m.Dir], v)
 	}
 
+	// The commit after it is the development shape again: the replace directives and go.sum
+	// files of the released HEAD, requirements at v, tidy with no proxy that knows v.
+	for _, m := range mods {
+		if reps, err := workspaceReplacements(keep, m.Dir, mods); err != nil || !slices.Equal(reps, wantReplace[m.Dir]) {
+			t.Errorf("%s/go.mod after the release replaces %v (%v), want %v as before", m.Dir, reps, err, wantReplace[m.Dir])
+		}
+		sum, _ := os.ReadFile(filepath.Join(keep, m.Dir, "go.sum"))
+		if !bytes.Equal(sum, wantSum[m.Dir]) {
+			t.Errorf("%s/go.sum after the release differs from the one before it", m.Dir)
+		}
+		if out, err := command(filepath.Join(keep, m.Dir), []string{"GOWORK=off", "GOPROXY=off"}, "go", "mod", "tidy", "-diff"); err != nil {
+			t.Errorf("%s is not tidy after the release: %v\n%s", m.Path, err, out)
+		}
+		checkRequirements(t, keep, m, workPaths, wantReqs[m.Dir], v)
+	}
+	if changed := strings.Fields(gitT(t, keep, "diff", "--name-only", "HEAD~2", "HEAD", "--", "*.go")); slices.ContainsFunc(changed, func(f string) bool { return f != suiteVersionFile }) {
+		t.Errorf("the release changes Go files %q, want at most %s", changed, suiteVersionFile)
+	}
 	// conformance.Version is the release at the tags, the next -dev version after them.
 	atTag := gitT(t, keep, "show", "conformance/"+v.String()+":"+suiteVersionFile)
 	if !strings.Contains(atTag, "\nconst Version = \""+v.String()+"\"\n") {
@@ -179,88 +199,32 @@ func TestReleaseDryRun(t *testing.T) {
 		t.Errorf("%s after the release has no Unreleased section above %s", changelogFile, v)
 	}
 
-	t.Run("consumer", func(t *testing.T) { checkConsumer(t, proxy, v) })
+	t.Run("consumer", func(t *testing.T) { checkConsumer(t, keep, proxy, v) })
 }
 
-// checkConsumer plays a user outside the repository who runs `go get
-// mcr.dev/providers/kind@v0.1.0` once the tags are pushed, with the proxy written from the
-// release in place of the real one: the provider's requirements must lead to the other tags.
-func checkConsumer(t *testing.T, proxy string, v version) {
-	dir := t.TempDir()
-	env := append(environ(),
-		"GOWORK=off",
-		"GOFLAGS=-mod=mod -modcacherw",
-		"GOMODCACHE="+modCacheView(t),
-		// The release is not in the checksum database; a published one will be.
-		"GONOSUMDB=mcr.dev",
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+goEnv(t, "GOPROXY"),
-	)
-	goCmd := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	goCmd("mod", "init", "example.com/consumer")
-	program := `package main
-
-import (
-	"fmt"
-
-	"mcr.dev/core/manager"
-	"mcr.dev/providers/kind"
-)
-
-func main() { fmt.Println(kind.New(kind.Options{}), manager.Options{}) }
-`
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
+// checkRequirements checks that module m in the tree at root requires the workspace modules it
+// required before the release (want), each at v.
+func checkRequirements(t *testing.T, root string, m module, workPaths map[string]bool, want []string, v version) {
+	t.Helper()
+	reqs, err := requirements(root, m.Dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	goCmd("get", "mcr.dev/providers/kind@"+v.String())
-	goCmd("mod", "tidy")
-	// Loading every package the program imports proves the graph resolves and go.sum is complete.
-	goCmd("list", "-deps", ".")
-	got := goCmd("list", "-m", "-f", "{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}}{{end}}",
-		"mcr.dev/core", "mcr.dev/providers/kind", "mcr.dev/conformance")
-	want := fmt.Sprintf("mcr.dev/core %s\nmcr.dev/providers/kind %s\nmcr.dev/conformance %s", v, v, v)
-	if got != want {
-		t.Errorf("the consumer's modules:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-// modCacheView is a module cache for the consumer that reads every module from the user's
-// cache but keeps mcr.dev apart: the release's modules must come from the proxy this run wrote,
-// not from an earlier run, and must not land in the user's cache.
-func modCacheView(t *testing.T) string {
-	t.Helper()
-	cache := goEnv(t, "GOMODCACHE")
-	view := t.TempDir()
-	link := func(from, to string) {
-		entries, err := os.ReadDir(from)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
+	var got []string
+	for p, pv := range reqs {
+		if !workPaths[p] {
+			continue
 		}
-		if err := os.MkdirAll(to, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			switch e.Name() {
-			case "mcr.dev", "cache", "download":
-				continue
-			}
-			if err := os.Symlink(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
-				t.Fatal(err)
-			}
+		got = append(got, p)
+		if pv != v.String() {
+			t.Errorf("%s requires %s %s, want %s", m.Path, p, pv, v)
 		}
 	}
-	link(cache, view)
-	link(filepath.Join(cache, "cache"), filepath.Join(view, "cache"))
-	link(filepath.Join(cache, "cache", "download"), filepath.Join(view, "cache", "download"))
-	return view
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Errorf("%s requires workspace modules %v, was %v", m.Path, got, want)
+	}
 }
 
 func goEnv(t *testing.T, key string) string {
@@ -524,4 +488,15 @@ func TestReleaseRunsChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consumerModCache is a module cache for a consumer of the release: the user's modules, but
+// mcr.dev's only from the proxy the test wrote (see modCacheView).
+func consumerModCache(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "modcache")
+	if err := modCacheView(dir, []module{{Path: "mcr.dev/core"}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -191,3 +191,75 @@ func command(dir string, env []string, name string, args ...string) ([]byte, err
 func environ() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOWORK=") })
 }
+
+// replacement is a replace directive of a go.mod file.
+type replacement struct {
+	Old, New string // module paths, or a directory for New
+}
+
+// workspaceReplacements returns the replace directives of root/dir/go.mod that replace a module
+// of the workspace (the development shape: "mcr.dev/core => ../core"), in go.mod's order.
+func workspaceReplacements(root, dir string, mods []module) ([]replacement, error) {
+	out, err := command(filepath.Join(root, filepath.FromSlash(dir)), nil, "go", "mod", "edit", "-json")
+	if err != nil {
+		return nil, err
+	}
+	var gomod struct {
+		Replace []struct {
+			Old, New struct{ Path, Version string }
+		}
+	}
+	if err := json.Unmarshal(out, &gomod); err != nil {
+		return nil, fmt.Errorf("parsing go mod edit -json in %s: %w", dir, err)
+	}
+	var reps []replacement
+	for _, r := range gomod.Replace {
+		if !slices.ContainsFunc(mods, func(m module) bool { return m.Path == r.Old.Path }) {
+			continue
+		}
+		if r.Old.Version != "" || r.New.Version != "" {
+			return nil, fmt.Errorf("%s/go.mod replaces %s with a version; only directory replacements of workspace modules are supported", dir, r.Old.Path)
+		}
+		reps = append(reps, replacement{Old: r.Old.Path, New: r.New.Path})
+	}
+	return reps, nil
+}
+
+// dependencyOrder sorts mods so that every module comes after the workspace modules it
+// requires (core, then conformance, then the providers, then examples); between modules that
+// do not depend on each other go.work's order stays.
+func dependencyOrder(root string, mods []module) ([]module, error) {
+	deps := map[string][]string{}
+	for _, m := range mods {
+		reqs, err := requirements(root, m.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range mods {
+			if _, ok := reqs[d.Path]; ok {
+				deps[m.Path] = append(deps[m.Path], d.Path)
+			}
+		}
+	}
+	var order []module
+	placed := map[string]bool{}
+	for len(order) < len(mods) {
+		progress := false
+		for _, m := range mods {
+			if placed[m.Path] || slices.ContainsFunc(deps[m.Path], func(d string) bool { return !placed[d] }) {
+				continue
+			}
+			order, placed[m.Path], progress = append(order, m), true, true
+		}
+		if !progress {
+			var left []string
+			for _, m := range mods {
+				if !placed[m.Path] {
+					left = append(left, m.Path)
+				}
+			}
+			return nil, fmt.Errorf("the workspace modules %v require each other in a cycle; they cannot be released one after another", left)
+		}
+	}
+	return order, nil
+}
