@@ -7,9 +7,10 @@
 // that appear while a manager runs, and clusters that go away and come back; a Fleet gives
 // all three cheaply (one etcd, one apiserver process per member, everything on 127.0.0.1).
 //
-// The binaries are built from the Go module proxy by `make envtest` (run once from the
-// repository root) into bin/envtest/<KubernetesVersion>; Start finds them there, or in the
-// directory named by $MCR_ENVTEST_ASSETS.
+// Start takes the kube-apiserver and etcd binaries from the first of these that is set:
+// Options.BinaryDir, $MCR_ENVTEST_ASSETS, $KUBEBUILDER_ASSETS (controller-runtime's variable,
+// as `setup-envtest use -p path` prints it), and bin/envtest/<KubernetesVersion> of the
+// repository, where `make envtest` builds them from the Go module proxy.
 //
 // Typical use in a test:
 //

@@ -26,9 +26,10 @@ type Options struct {
 	Members []string
 
 	// BinaryDir is the directory holding the kube-apiserver and etcd binaries.
-	// Default: $MCR_ENVTEST_ASSETS if set, otherwise bin/envtest/<KubernetesVersion> in the
+	// Default: the first set of $MCR_ENVTEST_ASSETS, $KUBEBUILDER_ASSETS (a directory laid out
+	// as `setup-envtest use -p path` prints it), and bin/envtest/<KubernetesVersion> in the
 	// nearest directory above the working directory that contains go.work (where
-	// `make envtest` builds them).
+	// `make envtest` builds them). See AssetsEnv for why mcr's variable comes first.
 	BinaryDir string
 
 	// StartTimeout bounds the start of etcd, and of each member until its /readyz answers ok.
@@ -59,6 +60,9 @@ type Options struct {
 	// TempDir is the directory in which the fleet creates its working directory (etcd data,
 	// certificates). The working directory is removed by Stop. Default: os.TempDir().
 	TempDir string
+
+	// binaries is BinaryDir with where it came from, for errors.
+	binaries binaryDir
 }
 
 const (
@@ -73,7 +77,9 @@ func (o *Options) setDefaults() error {
 		if err != nil {
 			return err
 		}
-		o.BinaryDir = dir
+		o.BinaryDir, o.binaries = dir.path, dir
+	} else {
+		o.binaries = binaryDir{path: o.BinaryDir, origin: "Options.BinaryDir"}
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = defaultStartTimeout
@@ -133,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		return nil, err
 	}
 
-	apiserverPath, etcdPath, err := checkBinaries(opts.BinaryDir)
+	apiserverPath, etcdPath, err := checkBinaries(opts.binaries)
 	if err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)
 	}
