@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -143,8 +144,9 @@ func (b *TypedBuilder[request]) WithMultiClusterOptions(opts ...mccontroller.Opt
 	return b
 }
 
-// WithLogConstructor replaces the default log constructor (which adds controller, cluster,
-// namespace and name).
+// WithLogConstructor replaces the default log constructor, which adds controller-runtime's keys
+// (controller, controllerGroup, controllerKind, the For kind's object, namespace, name,
+// reconcileID) and the cluster; see mccontroller.WithForKind.
 func (b *TypedBuilder[request]) WithLogConstructor(c func(*request) logr.Logger) *TypedBuilder[request] {
 	b.logConstructor = c
 	return b
@@ -212,14 +214,15 @@ func (b *TypedBuilder[request]) Build(r reconcile.TypedReconciler[request]) (mcc
 	if b.logConstructor != nil {
 		opts.LogConstructor = b.logConstructor
 	}
-	if b.forObject != nil && opts.MaxConcurrentReconciles == 0 {
-		if gvk, err := apiutil.GVKForObject(b.forObject, b.mgr.GetLocalManager().GetScheme()); err == nil {
-			if n, ok := b.mgr.GetControllerOptions().GroupKindConcurrency[gvk.GroupKind().String()]; ok && n > 0 {
-				opts.MaxConcurrentReconciles = n
-			}
-		}
-	}
 	ctrlOpts := slices.Clone(b.multiClusterOptions)
+	// The local scheme need not know the For type (a fleet's clusters need not share a scheme):
+	// then its kind stays out of the logs and GroupKindConcurrency does not apply.
+	if gvk, err := b.forKind(); err == nil {
+		if n, ok := b.mgr.GetControllerOptions().GroupKindConcurrency[gvk.GroupKind().String()]; ok && n > 0 && opts.MaxConcurrentReconciles == 0 {
+			opts.MaxConcurrentReconciles = n
+		}
+		ctrlOpts = append(ctrlOpts, mccontroller.WithForKind(gvk.GroupKind()))
+	}
 	if b.wantsLocal() {
 		ctrlOpts = append(ctrlOpts, mccontroller.WithLocalCluster())
 	}
@@ -305,6 +308,14 @@ func projectToMetadata(cl cluster.Cluster, obj client.Object) (client.Object, er
 	return meta, nil
 }
 
+// forKind is the kind of the For type in the local cluster's scheme.
+func (b *TypedBuilder[request]) forKind() (schema.GroupVersionKind, error) {
+	if b.forObject == nil {
+		return schema.GroupVersionKind{}, errors.New("no For type")
+	}
+	return apiutil.GVKForObject(b.forObject, b.mgr.GetLocalManager().GetScheme())
+}
+
 func (b *TypedBuilder[request]) controllerName() (string, error) {
 	if b.name != "" {
 		return b.name, nil
@@ -312,7 +323,7 @@ func (b *TypedBuilder[request]) controllerName() (string, error) {
 	if b.forObject == nil {
 		return "", errors.New("one of For() or Named() must be called")
 	}
-	gvk, err := apiutil.GVKForObject(b.forObject, b.mgr.GetLocalManager().GetScheme())
+	gvk, err := b.forKind()
 	if err != nil {
 		return "", fmt.Errorf("naming the controller after %T: %w (use Named)", b.forObject, err)
 	}

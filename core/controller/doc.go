@@ -17,6 +17,17 @@
 // controller hands each source a context carrying its logger, with the cluster, for these
 // messages.
 //
+// # Logs
+//
+// A reconcile's logger (in its context, logr.FromContextOrDiscard) carries controller-runtime's
+// keys, so that log queries and dashboards written for controller-runtime keep working, plus
+// "cluster": "controller", "namespace", "name", "reconcileID", and the object under "object"
+// as controller-runtime's controller.New logs it. A controller built with the builder's For (or
+// WithForKind) logs as controller-runtime's builder does instead: "controllerGroup" and
+// "controllerKind" on every line, and the object under its kind, for example
+// "ConfigMap": {"name": "x", "namespace": "y"}. controller-runtime's builder logs no object key
+// for a controller without For; mcr's keeps "object" there.
+//
 // # Kinds a cluster does not serve
 //
 // A controller may watch a kind (a CRD) that only some members serve, or that a member starts
