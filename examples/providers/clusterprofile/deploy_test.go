@@ -20,9 +20,10 @@ import (
 
 // The rendered dist/install.yaml applies to the hub with server-side apply; the binary, built
 // with the Dockerfile's own go build line, runs with the Deployment's args and exactly the
-// ServiceAccount's permissions (a token minted for it): it is elected leader, engages the
-// ClusterProfile registered on the hub through the access provider and marks the member's
-// ConfigMap, records ClusterEngaged, and its probes answer. The access provider file is the
+// ServiceAccount's permissions (a token minted for it): it is elected leader and records the
+// Event, engages the ClusterProfile registered on the hub through the access provider and marks
+// the member's ConfigMap, records ClusterEngaged, and its probes answer. Without any one rule of
+// the manifest's RBAC, the step that rule is for fails. The access provider file is the
 // ConfigMap's format with the reference plugin built here; the plugin reads member tokens with
 // credentials of its own, as an operator's plugin does.
 func TestDeployedWithManifestRBAC(t *testing.T) {
@@ -66,6 +67,7 @@ func TestDeployedWithManifestRBAC(t *testing.T) {
 		Steps: func(probes string) []exampletest.Step {
 			return []exampletest.Step{
 				{Name: "leader election", Cond: leaseHeld(hub, namespace, leaderElectionID)},
+				{Name: "LeaderElection Event (core API)", Cond: coreEvent(hub, namespace, "LeaderElection", "Lease", leaderElectionID)},
 				{Name: "watch ClusterProfiles, engage, reconcile", Cond: exampletest.MarkedBy(east, "deployed", "hello", profiles+"/east")},
 				{Name: "ClusterEngaged Event (events.k8s.io)", Cond: engagedEvent(hub, profiles, "east")},
 				{Name: "liveness probe", Cond: exampletest.HTTPOK("http://" + probes + "/healthz")},
@@ -74,9 +76,21 @@ func TestDeployedWithManifestRBAC(t *testing.T) {
 		},
 		Reset: func(t *testing.T) {
 			t.Helper()
-			if err := hub.DeleteAllOf(t.Context(), &coordinationv1.Lease{}, client.InNamespace(namespace)); err != nil {
+			// A new process would wait for the old leader's Lease to expire.
+			if err := errors.Join(
+				hub.DeleteAllOf(t.Context(), &coordinationv1.Lease{}, client.InNamespace(namespace)),
+				hub.DeleteAllOf(t.Context(), &corev1.Event{}, client.InNamespace(namespace)),
+				hub.DeleteAllOf(t.Context(), &corev1.Event{}, client.InNamespace(profiles)),
+			); err != nil {
 				t.Fatal(err)
 			}
+			unmark(t, east, "deployed", "hello")
+		},
+		Breaks: map[string]string{
+			"coordination.k8s.io/leases":            "leader election",
+			"/events":                               "LeaderElection Event (core API)",
+			"multicluster.x-k8s.io/clusterprofiles": "watch ClusterProfiles, engage, reconcile",
+			"events.k8s.io/events":                  "ClusterEngaged Event (events.k8s.io)",
 		},
 	}.Run(t)
 }
@@ -109,5 +123,35 @@ func engagedEvent(c client.Client, namespace, name string) func(context.Context)
 			}
 		}
 		return errors.New("no ClusterEngaged Event on ClusterProfile " + namespace + "/" + name)
+	}
+}
+
+// coreEvent returns a condition: a core Event with reason regards kind/name in namespace.
+func coreEvent(c client.Client, namespace, reason, kind, name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		list := &corev1.EventList{}
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == reason && e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s Event on %s %s/%s", reason, kind, namespace, name)
+	}
+}
+
+// unmark removes the marker's annotation from a ConfigMap, so that a new run must mark it again.
+func unmark(t *testing.T, c client.Client, namespace, name string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: name}, cm); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(cm.DeepCopy())
+	delete(cm.Annotations, markAnnotation)
+	if err := c.Patch(t.Context(), cm, patch); err != nil {
+		t.Fatal(err)
 	}
 }
