@@ -27,14 +27,14 @@ func realBinaryDir(t *testing.T) string {
 // setupEnvtestLayout returns a directory laid out as `setup-envtest use -p path` leaves one:
 // kube-apiserver, etcd and kubectl side by side, here links to the real binaries (kubectl, which
 // the fleet does not run, to etcd).
-func setupEnvtestLayout(t *testing.T, real string) string {
+func setupEnvtestLayout(t *testing.T, binaries string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "k8s", strings.TrimPrefix(KubernetesVersion, "v")+"-linux-amd64")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for link, target := range map[string]string{apiserverBinary: apiserverBinary, etcdBinary: etcdBinary, "kubectl": etcdBinary} {
-		if err := os.Symlink(filepath.Join(real, target), filepath.Join(dir, link)); err != nil {
+		if err := os.Symlink(filepath.Join(binaries, target), filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
