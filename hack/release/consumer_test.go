@@ -22,11 +22,12 @@ const (
 	consumerExampleImports = "mcr.dev/providers/file mcr.dev/providers/kind"
 )
 
-// The commands a user installs with `go install module/path@version`.
-var consumerCommands = []string{
-	"mcr.dev/conformance/cmd/verify",
-	"mcr.dev/providers/kubeconfig/cmd/kubeconfig-secret",
-	"mcr.dev/providers/clusterprofile/cmd/clusterprofile-token-plugin",
+// The commands a user installs with `go install module/path@version`, how to run each so that
+// it answers without doing anything, and what it then prints.
+var consumerCommands = []struct{ path, arg, want string }{
+	{"mcr.dev/conformance/cmd/verify", "", "usage: verify report.yaml"}, // no flags: it takes report files
+	{"mcr.dev/providers/kubeconfig/cmd/kubeconfig-secret", "-h", "  -"},
+	{"mcr.dev/providers/clusterprofile/cmd/clusterprofile-token-plugin", "-h", "  -"},
 }
 
 // checkConsumer plays a user of the release in repo (the clone the release was made in) who
@@ -142,13 +143,17 @@ func checkConsumer(t *testing.T, repo, proxy string, v version) {
 
 	// The commands install at the version and run.
 	for _, c := range consumerCommands {
-		goCmd(append([]string{"install"}, at(c)...)...)
-		name := filepath.Base(c)
-		out, err := run(time.Minute, filepath.Join(bin, name), "-h")
-		// -h exits 0 or 2 depending on the command's flag handling; a crash or a missing
-		// binary does not print the flags.
-		if !strings.Contains(out, "  -") || strings.Contains(out, "panic:") {
-			t.Errorf("%s -h (%v) printed no flags:\n%s", name, err, out)
+		goCmd(append([]string{"install"}, at(c.path)...)...)
+		var args []string
+		if c.arg != "" {
+			args = append(args, c.arg)
+		}
+		name := filepath.Base(c.path)
+		// Asking for help exits 0, 1 or 2 depending on the command's flag handling; a crash or
+		// a missing binary does not print the usage.
+		out, err := run(time.Minute, filepath.Join(bin, name), args...)
+		if !strings.Contains(out, c.want) || strings.Contains(out, "panic:") {
+			t.Errorf("%s %s (%v) printed no usage (%q):\n%s", name, c.arg, err, c.want, out)
 		}
 	}
 

@@ -87,7 +87,8 @@ func goEnvValue(key string) (string, error) {
 
 // removeFromModCache removes version v of the released modules' roots (see modCacheView) from
 // the user's module cache: the extracted directories (<root>/...@v) and the download files
-// (cache/download/<root>/.../@v/v.*), leaving every other version. The files must be writable
+// (cache/download/<root>/.../@v/v.*, and the version lists there, which the go command fetches
+// again when it needs them), leaving every other version. The files must be writable
 // (GOFLAGS=-modcacherw when they were downloaded).
 func removeFromModCache(released []module, v version) error {
 	cache, err := goEnvValue("GOMODCACHE")
@@ -97,12 +98,15 @@ func removeFromModCache(released []module, v version) error {
 	var remove []string
 	for _, m := range released {
 		root := strings.Split(m.Path, "/")[0]
-		for _, dir := range []string{filepath.Join(cache, root), filepath.Join(cache, "cache", "download", root)} {
+		download := filepath.Join(cache, "cache", "download", root)
+		for _, dir := range []string{filepath.Join(cache, root), download} {
 			err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
-				if name := d.Name(); strings.HasSuffix(name, "@"+v.String()) || strings.HasPrefix(name, v.String()+".") {
+				// The version's files, and the download cache's version lists, which name it.
+				name := d.Name()
+				if strings.HasSuffix(name, "@"+v.String()) || strings.HasPrefix(name, v.String()+".") || dir == download && name == "list" && !d.IsDir() {
 					if !slices.Contains(remove, p) {
 						remove = append(remove, p)
 					}
