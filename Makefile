@@ -40,7 +40,8 @@ help: ## List the targets.
 
 # Kubernetes line `make envtest` builds: empty for the default (k8s.io/kubernetes in
 # hack/tools/kube-apiserver/go.mod), or an older line kept buildable, e.g. KUBE_VERSION=v1.36.3
-# (tests then need MCR_ENVTEST_ASSETS=bin/envtest/v1.36.3).
+# (tests then need MCR_ENVTEST_ASSETS=$$PWD/bin/envtest/v1.36.3: an absolute path, as tests run in
+# their package directories).
 KUBE_VERSION ?=
 
 .PHONY: envtest

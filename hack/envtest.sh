@@ -138,4 +138,4 @@ fi
 echo "${etcd_version%%$'\n'*}"
 
 echo "${stamp}" >"${STAMP_FILE}"
-echo "envtest: done; binaries in ${OUT#"${ROOT}/"} (set MCR_ENVTEST_ASSETS to use another directory)"
+echo "envtest: done; binaries in ${OUT#"${ROOT}/"} (set MCR_ENVTEST_ASSETS or KUBEBUILDER_ASSETS to use another directory)"

@@ -8,7 +8,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${1:-$(mktemp -d)}
 UP=$(cd "$ROOT/core" && go list -m -f '{{.Dir}}' sigs.k8s.io/multicluster-runtime)
-ASSETS=${MCR_ENVTEST_ASSETS:-$(ls -d "$ROOT"/bin/envtest/v* | sort -V | tail -1)}
+# The same lookup order as mcr.dev/core/envtest: MCR_ENVTEST_ASSETS, KUBEBUILDER_ASSETS, bin/envtest.
+ASSETS=${MCR_ENVTEST_ASSETS:-${KUBEBUILDER_ASSETS:-$(ls -d "$ROOT"/bin/envtest/v* | sort -V | tail -1)}}
 
 mkdir -p "$WORK" && rm -rf "$WORK/core" && cp -r "$ROOT/core" "$WORK/core" && cd "$WORK/core"
 chmod -R u+w .
