@@ -131,9 +131,11 @@ func moduleFiles(repo, commit, dir string) (map[string][]byte, error) {
 		}
 	}
 	if _, ok := files["LICENSE"]; !ok && dir != "." {
-		license, err := command(repo, nil, "git", "cat-file", "-e", commit+":LICENSE")
-		if err == nil {
-			if license, err = command(repo, nil, "git", "show", commit+":LICENSE"); err != nil {
+		// The go command adds the repository's LICENSE to a module in a subdirectory that has
+		// none; so must the proxy, or the zip's hash differs from a hosted module's.
+		if _, err := command(repo, nil, "git", "cat-file", "-e", commit+":LICENSE"); err == nil {
+			license, err := command(repo, nil, "git", "show", commit+":LICENSE")
+			if err != nil {
 				return nil, err
 			}
 			files["LICENSE"] = license
