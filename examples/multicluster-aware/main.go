@@ -32,9 +32,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	mcr "mcr.dev/core"
-	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/providers/file"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "multicluster-aware.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -45,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("multicluster-aware", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "multicluster-aware")
+	common := bindManagerFlags(fs, leaderElectionID)
 	fleet := fs.String("fleet", "", "kubeconfig files, directories and globs of the member clusters, separated by '"+
 		string(os.PathListSeparator)+"'; every context is a member (default: $KUBECONFIG, else ~/.kube/config)")
 	install := fs.Bool("install-crd", true, "install the FleetConfigMap CRD in the host cluster if it is missing")
@@ -88,7 +90,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := managerflags.AddHealthChecks(mgr); err != nil {
+	if err := addHealthChecks(mgr); err != nil {
 		return err
 	}
 	if err := setup(mgr); err != nil {

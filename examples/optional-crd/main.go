@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,9 +38,11 @@ import (
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/envtest"
 	mcmanager "mcr.dev/core/manager"
-	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/providers/file"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "optional-crd.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -50,7 +53,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("optional-crd", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "optional-crd")
+	common := bindManagerFlags(fs, leaderElectionID)
 	fleet := fs.String("fleet", "", "kubeconfig files, directories and globs of the members, separated by '"+
 		string(os.PathListSeparator)+"'; every context is a member (default: an embedded fleet of two clusters, a demo)")
 	installNow := fs.String("install-crd", "", "comma-separated clusters to install the Backup CRD in at start "+
@@ -90,7 +93,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "warning: some kubeconfigs are unusable and are left out:", err)
 	}
-	now, later := managerflags.SplitList(*installNow), managerflags.SplitList(*installLater)
+	now, later := splitList(*installNow), splitList(*installLater)
 	for _, name := range slices.Concat(now, later) {
 		if configs[mcr.ClusterName(name)] == nil {
 			return fmt.Errorf("no cluster %q in the fleet", name)
@@ -98,7 +101,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	var host *rest.Config
-	if demo != nil && common.Kubeconfig == "" {
+	if demo != nil && common.kubeconfig == "" {
 		host = demo.Members()[0].Config()
 	} else if host, err = common.HostConfig(); err != nil {
 		return err
@@ -115,7 +118,7 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	// Readiness counts a parked watch as synced; /debug/fleet lists what is parked where.
-	if err := managerflags.AddHealthChecks(mgr); err != nil {
+	if err := addHealthChecks(mgr); err != nil {
 		return err
 	}
 	// snippet:end optional-crd-manager
@@ -143,7 +146,7 @@ func run(ctx context.Context, args []string) error {
 	go func() { mgrErr = mgr.Start(mgrCtx); close(stopped) }()
 
 	s := script{mgr: mgr, stopped: stopped, configs: configs, seed: demo != nil}
-	err = s.installLater(ctx, later, *installAfter, common.MetricsAddr)
+	err = s.installLater(ctx, later, *installAfter, common.metricsAddr)
 	if err == nil && demo != nil {
 		err = s.report(ctx, slices.Concat(now, later))
 	}
@@ -167,4 +170,15 @@ func newScheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

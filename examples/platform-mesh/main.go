@@ -36,9 +36,11 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
 	mcr "mcr.dev/core"
-	"mcr.dev/examples/internal/managerflags"
 	"mcr.dev/providers/kcp"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "platform-mesh.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -49,7 +51,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("platform-mesh", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "platform-mesh")
+	common := bindManagerFlags(fs, leaderElectionID)
 	sliceName := fs.String("endpoint-slice", "databases", "name of the APIExportEndpointSlice in the provider's workspace (-kubeconfig), "+
 		"kcp creates it with the APIExport's name")
 	downstreamKubeconfig := fs.String("downstream-kubeconfig", "", "kubeconfig of the downstream cluster, where the consumers' Databases run (required)")
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the downstream cluster: %w", err)
 	}
-	if err := managerflags.AddHealthChecks(mgr); err != nil {
+	if err := addHealthChecks(mgr); err != nil {
 		return err
 	}
 	if err := setup(mgr, downstream); err != nil {

@@ -19,7 +19,6 @@ import (
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/sharding"
 	"mcr.dev/examples/internal/exampletest"
-	"mcr.dev/examples/internal/marker"
 )
 
 var fleet *envtest.Fleet
@@ -130,7 +129,7 @@ func ownedBy(host client.Client, clients map[multicluster.ClusterName]client.Cli
 				errs = append(errs, err)
 				continue
 			}
-			if got := cm.Annotations[marker.ReplicaAnnotation]; got != owner.ID {
+			if got := cm.Annotations[replicaAnnotation]; got != owner.ID {
 				errs = append(errs, fmt.Errorf("cluster %s marked by %q, want its owner %q", name, got, owner.ID))
 			}
 			lease := &coordinationv1.Lease{}

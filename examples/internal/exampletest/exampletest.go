@@ -27,12 +27,20 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
-	"mcr.dev/examples/internal/marker"
 )
 
 // WaitTimeout bounds every wait of a smoke test: generous, the tests run on a busy 2-core
 // machine with the race detector.
 const WaitTimeout = 2 * time.Minute
+
+// The label and annotation of the marker controller every provider example carries in its
+// controller.go (the canonical copy is examples/providers/kubeconfig/controller.go).
+const (
+	// MarkLabel, with the value "true", selects the ConfigMaps the marker reconciles.
+	MarkLabel = "mcr.dev/example"
+	// MarkAnnotation is set to the name of the cluster the ConfigMap was reconciled in.
+	MarkAnnotation = "mcr.dev/reconciled-in"
+)
 
 // Main starts a fleet with the given members, stores it in *fleet, runs the tests and stops the
 // fleet. Call it from TestMain: os.Exit(exampletest.Main(m, &fleet, "east", "west")).
@@ -74,14 +82,13 @@ func Client(t testing.TB, cfg *rest.Config) client.Client {
 	return c
 }
 
-// SeedMarked creates the namespace and a ConfigMap in it that the marker controller
-// (mcr.dev/examples/internal/marker) reconciles.
+// SeedMarked creates the namespace and a ConfigMap in it that the marker controller reconciles.
 func SeedMarked(t testing.TB, c client.Client, namespace, name string) {
 	t.Helper()
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace, Name: name, Labels: map[string]string{marker.Label: "true"},
+			Namespace: namespace, Name: name, Labels: map[string]string{MarkLabel: "true"},
 		}},
 	}
 	for _, obj := range objs {
@@ -110,7 +117,7 @@ func MarkedBy(c client.Client, namespace, name, cluster string) func(context.Con
 		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm); err != nil {
 			return err
 		}
-		if got := cm.Annotations[marker.Annotation]; got != cluster {
+		if got := cm.Annotations[MarkAnnotation]; got != cluster {
 			return fmt.Errorf("ConfigMap %s/%s is marked %q, want %q", namespace, name, got, cluster)
 		}
 		return nil

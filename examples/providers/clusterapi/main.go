@@ -5,7 +5,7 @@
 // for it. Clusters provisioned, rotated and deleted while it runs are engaged, re-engaged and
 // disengaged.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every workload cluster, with the cluster's name.
 //
 //	go run ./providers/clusterapi -kubeconfig ~/.kube/management.kubeconfig
@@ -21,16 +21,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/clusterapi"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "clusterapi-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -41,7 +43,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("clusterapi", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "clusterapi-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces of the management cluster whose Clusters are served (default: all)")
 	selector := fs.String("selector", "", "label selector on Cluster objects, e.g. env=prod,tier!=test (default: every Cluster)")
 	infraKinds := fs.String("infrastructure-kinds", "", "comma-separated kinds of spec.infrastructureRef to serve, e.g. DockerCluster,AWSCluster (default: all)")
@@ -60,8 +62,8 @@ func run(ctx context.Context, args []string) error {
 	// snippet:begin clusterapi-provider
 	opts := clusterapi.Options{
 		APIVersion:          clusterapi.APIVersion(*apiVersion),
-		Namespaces:          managerflags.SplitList(*namespaces),
-		InfrastructureKinds: managerflags.SplitList(*infraKinds),
+		Namespaces:          splitList(*namespaces),
+		InfrastructureKinds: splitList(*infraKinds),
 		Options:             kit.Options{CacheSyncTimeout: *syncTimeout},
 	}
 	if *selector != "" {
@@ -88,7 +90,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end clusterapi-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "namespaces", *namespaces, "selector", *selector)
@@ -96,4 +98,15 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

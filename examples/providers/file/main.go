@@ -4,7 +4,7 @@
 // removed while it runs add, re-engage or remove clusters. This is how a fleet is mounted into
 // a pod: a Secret or ConfigMap volume of kubeconfigs.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every cluster, with the cluster's name.
 //
 //	go run ./providers/file -fleet /etc/mcr/fleet/ -kubeconfig ~/.kube/config
@@ -23,10 +23,11 @@ import (
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/file"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "file-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -37,7 +38,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("file", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "file-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	fleet := fs.String("fleet", "", "kubeconfig files, directories (a trailing / marks one that does not exist yet) and globs, separated by '"+
 		string(os.PathListSeparator)+"'; every context is a cluster (default: $KUBECONFIG, else ~/.kube/config)")
 	trusted := fs.Bool("trusted", false, "accept exec and auth-provider plugins, references to local files and insecure-skip-tls-verify "+
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end file-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "fleet", *fleet)

@@ -9,7 +9,7 @@
 //     shoot--<project>--<shoot>, reached with the kubeconfig in the Secret "gardener" of its
 //     control-plane namespace, following token renewals.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every shoot, with the cluster's name.
 //
 //	go run ./providers/gardener -kubeconfig ~/.kube/garden.kubeconfig -namespaces garden-dev
@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,10 +32,11 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/gardener"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "gardener-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -45,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gardener", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "gardener-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	topology := fs.String("topology", string(gardener.TopologyGarden), "what -kubeconfig points at: garden (Shoots, admin credentials per Shoot) or seed (shoot control planes, Secret \"gardener\" per shoot)")
 	namespaces := fs.String("namespaces", "", "comma-separated project namespaces (garden-<project>) whose Shoots are served (default: all)")
 	selector := fs.String("selector", "", "label selector on Shoots, e.g. team=a,purpose!=evaluation (default: every Shoot)")
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string) error {
 	// snippet:begin gardener-provider
 	opts := gardener.Options{
 		Topology:          gardener.Topology(*topology),
-		Namespaces:        managerflags.SplitList(*namespaces),
+		Namespaces:        splitList(*namespaces),
 		ExpirationSeconds: int64(expiration.Seconds()),
 		// IsUsable stays nil: ShootUsable in the garden (created, awake, API server not down),
 		// ShootAwake on a seed, whose copy of the Shoot's status may be stale.
@@ -89,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end gardener-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "topology", *topology, "namespaces", *namespaces, "selector", *selector)
@@ -97,4 +99,15 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

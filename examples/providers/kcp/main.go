@@ -6,7 +6,7 @@
 // APIBinding (or, with -watch logicalclusters, a Ready LogicalCluster) is a cluster named after
 // the logical cluster (its kcp.io/cluster name).
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every bound workspace, with the logical cluster's
 // name. The APIExport must claim ConfigMaps (a permission claim) for the virtual workspace to
 // serve them.
@@ -33,10 +33,11 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kcp"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "kcp-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -47,7 +48,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("kcp", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "kcp-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	sliceName := fs.String("endpoint-slice", "", "name of the APIExportEndpointSlice in the workspace -kubeconfig points at, usually the APIExport's name (required)")
 	watch := fs.String("watch", "apibindings", "objects whose logical clusters make the fleet: apibindings (ready APIBindings of the export) "+
 		"or logicalclusters (Ready LogicalClusters, for exports that claim them)")
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end kcp-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "endpointSlice", *sliceName, "watch", *watch)

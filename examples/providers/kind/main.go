@@ -4,7 +4,7 @@
 // created or deleted while it runs are engaged or disengaged at the next poll. This is the
 // provider for developing a multi-cluster controller on a laptop or in CI.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every cluster, with the cluster's name.
 //
 //	kind create cluster --name fleet-a
@@ -29,10 +29,11 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/kind"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "kind-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -43,7 +44,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("kind", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "kind-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	prefix := fs.String("prefix", "", "engage only the kind clusters whose names start with this prefix (default: all)")
 	poll := fs.Duration("poll-interval", kind.DefaultPollInterval, "how often the kind clusters are listed")
 	engine := fs.String("engine", "", "container engine: docker, podman or nerdctl (default: $KIND_EXPERIMENTAL_PROVIDER, else detected)")
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end kind-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "prefix", *prefix)

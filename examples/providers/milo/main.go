@@ -11,7 +11,7 @@
 //
 // The same identity, the one of -kubeconfig, is presented to every project's control plane.
 //
-// The controller is the examples' marker (mcr.dev/examples/internal/marker): it annotates every
+// The controller (controller.go) annotates every
 // ConfigMap labeled mcr.dev/example=true, in every project, with the project's name.
 //
 //	go run ./providers/milo -kubeconfig ~/.kube/milo.kubeconfig -selector tier=prod
@@ -33,10 +33,11 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/examples/internal/managerflags"
-	"mcr.dev/examples/internal/marker"
 	"mcr.dev/providers/milo"
 )
+
+// leaderElectionID is the default name of the leader election Lease.
+const leaderElectionID = "milo-provider.examples.mcr.dev"
 
 func main() {
 	if err := run(mcr.SetupSignalHandler(), os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -50,7 +51,7 @@ var modes = map[string]milo.Mode{"project": milo.ModeProject, "projectcontrolpla
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("milo", flag.ContinueOnError)
-	common := managerflags.Bind(fs, "milo-provider")
+	common := bindManagerFlags(fs, leaderElectionID)
 	mode := fs.String("mode", "project", "project: watch Projects on the Milo apiserver (-kubeconfig) and reach control planes through it; "+
 		"projectcontrolplane: watch ProjectControlPlanes on the infrastructure cluster and reach control planes at their Services")
 	selector := fs.String("selector", "", "label selector on the Projects or ProjectControlPlanes, e.g. tier=prod (default: every project)")
@@ -99,7 +100,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	// snippet:end milo-provider
 
-	if err := errors.Join(managerflags.AddHealthChecks(mgr), marker.Setup(mgr)); err != nil {
+	if err := errors.Join(addHealthChecks(mgr), setupMarker(mgr)); err != nil {
 		return err
 	}
 	mcr.Log.Info("Starting", "mode", *mode, "selector", *selector)
