@@ -19,7 +19,7 @@ import (
 const (
 	canonicalFlags      = "providers/kubeconfig/flags.go"
 	canonicalController = "providers/kubeconfig/controller.go"
-	// markerSetup is how a controller.go is recognised as a copy of the marker controller; the
+	// markerSetup is how a controller.go is recognized as a copy of the marker controller; the
 	// examples with a controller of their own do not declare it.
 	markerSetup = "func setupMarker("
 )
