@@ -254,6 +254,7 @@ func (m *mcManager) engageAwares(ctx context.Context, name multicluster.ClusterN
 	e := &engagedCluster{cluster: cl, ctx: engCtx, cancel: cancel, since: time.Now()}
 	m.engaged[name] = e
 	metrics.EngagedClusters.Inc()
+	metrics.RememberCluster(name)
 	awares := slices.Clone(m.awares)
 	m.mu.Unlock()
 	context.AfterFunc(engCtx, func() { m.disengaged(name, e) })

@@ -73,10 +73,23 @@ func BreakerTransition(controller string, cluster multicluster.ClusterName, stat
 }
 
 // ForgetCluster deletes every series labeled with the cluster and frees its places (see
-// ClusterSeriesOptions). The manager calls it when the cluster is disengaged.
+// ClusterSeriesOptions). Until the cluster is engaged again (RememberCluster), or for ten
+// minutes, nothing more is recorded for it: reconciles still running when it was disengaged
+// would otherwise create its series again. The manager calls it when the cluster is disengaged.
 func ForgetCluster(name multicluster.ClusterName) {
 	guard.forget(name)
 }
+
+// RememberCluster records the cluster's series again after ForgetCluster. The manager calls it
+// when the cluster is engaged.
+func RememberCluster(name multicluster.ClusterName) {
+	guard.remember(name)
+}
+
+// departedFor is how long a forgotten cluster stays unrecorded unless it is engaged again:
+// long enough for the reconciles in flight when it was disengaged to end, short enough that
+// a churning fleet does not keep many names.
+const departedFor = 10 * time.Minute
 
 // clusterSeries indexes the series of a (controller, cluster) label pair that are recorded on
 // hot paths, and whose handles are therefore cached in the pair's slot.
@@ -153,6 +166,11 @@ type clusterGuard struct {
 	// breakers holds, per pair whose breaker has changed state, the slot its state is recorded
 	// in and the state, so that a cluster counted under OtherClusters can be taken out again.
 	breakers map[clusterKey]breakerRecord
+	// departed holds the clusters forgotten and not remembered since, with the time they were
+	// forgotten; they get the dropped slot.
+	departed map[multicluster.ClusterName]time.Time
+	dropped  *clusterSlot
+	now      func() time.Time
 }
 
 type clusterKey struct {
@@ -192,7 +210,14 @@ type seriesHandle struct {
 }
 
 func newClusterGuard(opts ClusterSeriesOptions, vecs clusterVecs) *clusterGuard {
-	g := &clusterGuard{vecs: vecs, controllers: map[string]*controllerClusters{}, breakers: map[clusterKey]breakerRecord{}}
+	g := &clusterGuard{
+		vecs:        vecs,
+		controllers: map[string]*controllerClusters{},
+		breakers:    map[clusterKey]breakerRecord{},
+		departed:    map[multicluster.ClusterName]time.Time{},
+		dropped:     &clusterSlot{forgotten: true},
+		now:         time.Now,
+	}
 	g.configure(opts)
 	return g
 }
@@ -265,6 +290,12 @@ func (g *clusterGuard) slotLocked(controller string, cluster multicluster.Cluste
 	if s, ok := g.slots.Load(key); ok {
 		return s.(*clusterSlot)
 	}
+	if at, ok := g.departed[cluster]; ok {
+		if g.now().Sub(at) < departedFor {
+			return g.dropped
+		}
+		delete(g.departed, cluster)
+	}
 	cl := g.controllers[controller]
 	if cl == nil {
 		cl = &controllerClusters{own: map[multicluster.ClusterName]*clusterSlot{}, others: map[multicluster.ClusterName]struct{}{}}
@@ -299,6 +330,9 @@ func (g *clusterGuard) breakerTransition(controller string, cluster multicluster
 		g.vecs.breakerState.WithLabelValues(controller, OtherClusters, prev.state).Dec()
 	}
 	s := g.slotLocked(controller, cluster)
+	if s.forgotten {
+		return
+	}
 	for _, st := range breakerStates {
 		gauge := g.vecs.breakerState.WithLabelValues(s.labels[0], s.labels[1], st)
 		switch {
@@ -349,4 +383,18 @@ func (g *clusterGuard) forget(cluster multicluster.ClusterName) {
 	for _, vec := range g.vecs.all() {
 		vec.DeletePartialMatch(prometheus.Labels{"cluster": string(cluster)})
 	}
+	now := g.now()
+	for name, at := range g.departed {
+		if now.Sub(at) >= departedFor {
+			delete(g.departed, name)
+		}
+	}
+	g.departed[cluster] = now
+}
+
+// remember lets the cluster's series be recorded again.
+func (g *clusterGuard) remember(cluster multicluster.ClusterName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.departed, cluster)
 }

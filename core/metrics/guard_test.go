@@ -141,6 +141,43 @@ func TestForgottenSlotCreatesNoSeries(t *testing.T) {
 	}
 }
 
+// A reconcile that ends after its cluster was disengaged does not bring the cluster's series
+// back; engaging the cluster again, or time, does.
+func TestForgottenClusterStaysUnrecorded(t *testing.T) {
+	g, series := testGuard(t, ClusterSeriesOptions{})
+	now := time.Now()
+	g.now = func() time.Time { return now }
+	g.observeFor(reconcileDuration, "ctrl", "a")
+	g.breakerTransition("ctrl", "a", BreakerOpen)
+	g.forget("a")
+	g.observeFor(reconcileDuration, "ctrl", "a")
+	g.observeFor(reconcileDuration, "other-ctrl", "a")
+	g.breakerTransition("ctrl", "a", BreakerClosed)
+	for _, vec := range []string{"reconcile_duration", "breaker_state", "breaker_transitions"} {
+		if got := series(vec); len(got) != 0 {
+			t.Fatalf("%s series %q recorded for a forgotten cluster", vec, got)
+		}
+	}
+	g.remember("a")
+	g.observeFor(reconcileDuration, "ctrl", "a")
+	if got, want := series("reconcile_duration"), []string{"ctrl/a 1"}; !slices.Equal(got, want) {
+		t.Fatalf("series after the cluster was engaged again = %q, want %q", got, want)
+	}
+
+	g.forget("b")
+	now = now.Add(departedFor)
+	g.observeFor(reconcileDuration, "ctrl", "b")
+	if got, want := series("reconcile_duration"), []string{"ctrl/a 1", "ctrl/b 1"}; !slices.Equal(got, want) {
+		t.Fatalf("series %s after a forgotten cluster's time ran out = %q, want %q", departedFor, got, want)
+	}
+	g.forget("c")
+	now = now.Add(departedFor)
+	g.forget("d")
+	if _, ok := g.departed["c"]; ok {
+		t.Fatal("a forgotten cluster whose time ran out is still held")
+	}
+}
+
 func TestSeriesOff(t *testing.T) {
 	g, series := testGuard(t, ClusterSeriesOptions{MaxClusters: -1})
 	g.observeFor(reconcileDuration, "ctrl", "a")
