@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"mcr.dev/core/internal/served"
 	"mcr.dev/core/multicluster"
 )
 
@@ -298,7 +299,7 @@ func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
 		}
 		c.mu.Unlock()
 		for _, idx := range pending {
-			err := e.cluster.GetFieldIndexer().IndexField(e.ctx, idx.Object, idx.Field, idx.Extractor)
+			err := c.applyIndex(e.ctx, e, idx)
 			if reason, notServed := NotServed(err); notServed {
 				c.park(e, idx, reason)
 				continue
@@ -376,6 +377,7 @@ func (c *Clusters[T]) forget(e *entry[T]) {
 	if c.adding[e.name] == e {
 		delete(c.adding, e.name)
 	}
+	served.Forget(e.cluster)
 }
 
 // Remove disengages the named cluster (and aborts an Add of that name in progress), and returns
@@ -499,7 +501,7 @@ func (c *Clusters[T]) IndexField(ctx context.Context, obj client.Object, field s
 
 	var errs []error
 	for _, e := range targets {
-		err := e.cluster.GetFieldIndexer().IndexField(ctx, obj, field, extractValue)
+		err := c.applyIndex(ctx, e, idx)
 		if reason, notServed := NotServed(err); notServed {
 			c.park(e, idx, reason)
 			continue

@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"mcr.dev/core/internal/served"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
 )
@@ -40,6 +42,26 @@ func NotServed(err error) (reason string, ok bool) {
 		return "the cluster does not serve the API group version " + gv.String(), true
 	}
 	return err.Error(), true
+}
+
+// applyIndex applies idx to e's cluster and, for an index on a kind the cluster may stop
+// serving (a CRD), parks it again when the cluster does: the kind's informer, and the index
+// with it, is removed from the cache then (see mcr.dev/core/internal/served).
+func (c *Clusters[T]) applyIndex(ctx context.Context, e *entry[T], idx Index) error {
+	// A kind that went away is still mapped by the cluster's REST mapper: IndexField would get
+	// an informer that fails to list.
+	if err := served.Check(ctx, e.cluster, idx.Object); err != nil {
+		return err
+	}
+	if err := e.cluster.GetFieldIndexer().IndexField(ctx, idx.Object, idx.Field, idx.Extractor); err != nil {
+		return err
+	}
+	o := c.Options.withDefaults()
+	served.Watch(served.WithInterval(e.ctx, o.ParkedRetryMax), e.cluster, idx.Object, func(err error) {
+		reason, _ := NotServed(err)
+		c.park(e, idx, reason)
+	})
+	return nil
 }
 
 // parkedIndex is an index a cluster cannot have yet: it does not serve the indexed kind.
@@ -93,7 +115,7 @@ func (c *Clusters[T]) retryParked(e *entry[T], o Options[T]) {
 		c.mu.Unlock()
 		var applied []string
 		for _, p := range pending {
-			err := e.cluster.GetFieldIndexer().IndexField(e.ctx, p.index.Object, p.index.Field, p.index.Extractor)
+			err := c.applyIndex(e.ctx, e, p.index)
 			switch {
 			case err == nil:
 				applied = append(applied, p.index.Key())

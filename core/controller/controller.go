@@ -19,6 +19,7 @@ import (
 
 	"mcr.dev/core/clusters"
 	mccontext "mcr.dev/core/context"
+	"mcr.dev/core/internal/served"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
@@ -236,7 +237,7 @@ func (c *mcController[request]) Engage(ctx context.Context, name multicluster.Cl
 	c.clusters[name] = e
 	context.AfterFunc(engCtx, func() { c.forget(e) })
 	for i, src := range c.sources {
-		go c.runSource(e, i, src)
+		go c.runSource(e, i, src, nil)
 	}
 	return nil
 }
@@ -249,6 +250,7 @@ func (c *mcController[request]) forget(e *engagement) {
 	}
 	metrics.ParkedSources.WithLabelValues(c.name).Sub(float64(len(e.parked)))
 	clear(e.parked)
+	served.Forget(e.cluster)
 }
 
 // NeedLeaderElection reports whether the controller runs only on the leader: the controller's
@@ -283,7 +285,7 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 	c.sources = append(c.sources, src)
 	i := len(c.sources) - 1
 	for _, e := range c.clusters {
-		go c.runSource(e, i, src)
+		go c.runSource(e, i, src, nil)
 	}
 	return nil
 }
@@ -296,8 +298,9 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 // some members only, or not yet) is not an error there: it is parked. That is reported once (a
 // log line, mcr_parked_sources, the fleet debug endpoint), counts as synced for readiness, and
 // the source is tried again with a slow backoff (WithParkedRetryMax) until the cluster serves the
-// kind, when it starts like any other.
-func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.TypedSource[client.Object, request]) {
+// kind, when it starts like any other. A source whose kind the cluster stops serving while it
+// runs (its CRD deleted) stops and runs this again with gone set: it is parked in the same way.
+func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.TypedSource[client.Object, request], gone error) {
 	select {
 	case <-c.queueReady:
 	case <-e.ctx.Done():
@@ -305,16 +308,32 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 	}
 	log := c.log.WithValues("cluster", string(e.name), "source", fmt.Sprint(src))
 	backoff, parkedBackoff := time.Second, time.Second
+	var wait time.Duration
+	if reason, notServed := clusters.NotServed(gone); notServed {
+		c.park(e, i, reason, log)
+		wait, parkedBackoff = parkedBackoff, min(2*parkedBackoff, c.parkedRetryMax)
+	}
 	for {
+		if wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-e.ctx.Done():
+				return
+			}
+		}
 		s, engage, err := src.ForCluster(e.name, e.cluster)
 		if err == nil && !engage {
 			c.markSynced(e, i)
 			return
 		}
 		if err == nil {
-			// Sources log through the context, with the cluster (see mcsource.Kind).
-			err = c.startAndSync(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), e.name, s,
-				func() { c.markSynced(e, i) }, func() { c.unpark(e, i, log) })
+			if n, ok := s.(interface{ OnNotServed(func(error)) }); ok {
+				n.OnNotServed(func(err error) { go c.runSource(e, i, src, err) })
+			}
+			// Sources log through the context, with the cluster (see mcsource.Kind), and check
+			// that their kind is still served as often as parked ones are retried.
+			ctx := served.WithInterval(logr.NewContext(e.ctx, c.log.WithValues("cluster", string(e.name))), c.parkedRetryMax)
+			err = c.startAndSync(ctx, e.name, s, func() { c.markSynced(e, i) }, func() { c.unpark(e, i, log) })
 			if err == nil {
 				return
 			}
@@ -322,20 +341,13 @@ func (c *mcController[request]) runSource(e *engagement, i int, src mcsource.Typ
 		if e.ctx.Err() != nil {
 			return
 		}
-		wait := backoff
 		if reason, notServed := clusters.NotServed(err); notServed {
 			c.park(e, i, reason, log)
-			wait = parkedBackoff
-			parkedBackoff = min(2*parkedBackoff, c.parkedRetryMax)
+			wait, parkedBackoff = parkedBackoff, min(2*parkedBackoff, c.parkedRetryMax)
 		} else {
 			metrics.ClusterSourceErrors.WithLabelValues(c.name).Inc()
 			log.Error(err, "Cannot watch cluster, will retry", "retryIn", backoff)
-			backoff = min(2*backoff, time.Minute)
-		}
-		select {
-		case <-time.After(wait):
-		case <-e.ctx.Done():
-			return
+			wait, backoff = backoff, min(2*backoff, time.Minute)
 		}
 	}
 }

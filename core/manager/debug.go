@@ -250,6 +250,13 @@ func (m *mcManager) debugState() FleetDebug {
 	if r, ok := m.provider.(parkedIndexReporter); ok {
 		parkedIndexes = r.ParkedIndexes()
 	}
+	if local := m.localIndexes.ParkedIndexes()[LocalCluster]; len(local) > 0 {
+		parkedIndexes = maps.Clone(parkedIndexes)
+		if parkedIndexes == nil {
+			parkedIndexes = map[multicluster.ClusterName][]string{}
+		}
+		parkedIndexes[LocalCluster] = append(slices.Clone(parkedIndexes[LocalCluster]), local...)
+	}
 
 	m.mu.Lock()
 	engaged := map[multicluster.ClusterName]time.Time{}

@@ -159,6 +159,7 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 		log:      local.GetLogger().WithName("multicluster"),
 		engaged:  map[multicluster.ClusterName]*engagedCluster{},
 	}
+	m.localIndexes.Options.Log = m.log
 	for _, o := range mcOpts {
 		o(m)
 	}
@@ -211,6 +212,9 @@ type mcManager struct {
 	shardingOpts        *sharding.Options
 	coordinator         *sharding.Coordinator // nil unless sharding
 	clusterDefaults     *clusters.Defaults    // nil unless WithClusterDefaults
+	// localIndexes holds the field indexes the local cluster did not serve the kind of when
+	// they were added; they are parked and applied as members' are (see fleetIndexer).
+	localIndexes clusters.Clusters[cluster.Cluster]
 
 	mu      sync.Mutex
 	awares  []multicluster.Aware
@@ -385,7 +389,13 @@ func (f *fleetIndexer) IndexField(ctx context.Context, obj client.Object, field 
 		}
 	}
 	if f.m.engageLocal {
-		if err := f.m.Manager.GetFieldIndexer().IndexField(ctx, obj, field, extract); err != nil {
+		err := f.m.Manager.GetFieldIndexer().IndexField(ctx, obj, field, extract)
+		if _, notServed := clusters.NotServed(err); notServed {
+			// Parked as on members: applied at once if the local cluster is tracked already,
+			// else when it is (localEngager).
+			err = f.m.localIndexes.IndexField(ctx, obj, field, extract)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("local cluster: %w", err))
 		}
 	}
@@ -401,6 +411,10 @@ func (l *localEngager) Start(ctx context.Context) error {
 	}
 	if !l.m.Manager.GetCache().WaitForCacheSync(ctx) {
 		return nil // stopping
+	}
+	// The local cluster's indexes on kinds it did not serve are applied now, or parked.
+	if err := l.m.localIndexes.Add(ctx, LocalCluster, l.m.Manager, nil, clusters.AlreadyRunning()); err != nil {
+		return fmt.Errorf("applying the local cluster's parked indexes: %w", err)
 	}
 	// Not through Engage: the local cluster is never sharded.
 	if err := l.m.engageAwares(ctx, LocalCluster, l.m.Manager); err != nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/served"
 	"mcr.dev/core/multicluster"
 	mcreconcile "mcr.dev/core/reconcile"
 )
@@ -92,7 +93,18 @@ type clusterKind[object client.Object, request comparable] struct {
 	registered   chan struct{}
 	registration toolscache.ResourceEventHandlerRegistration
 	startErr     error
+	// ctx ends when the source stops: its start context ends or the cluster stops serving the
+	// kind.
+	ctx context.Context
+	// notServed, when set before Start, is called once the cluster stops serving the kind.
+	notServed func(error)
 }
+
+// OnNotServed makes the source call f, once, when the cluster stops serving its kind (its CRD
+// is deleted) after the source started: the source has stopped then and its informer is removed
+// from the cluster's cache (see "Kinds that go away" in the package doc). Call it before Start.
+// The multi-cluster controller uses it to park the source until the kind returns.
+func (s *clusterKind[object, request]) OnNotServed(f func(error)) { s.notServed = f }
 
 // Start registers the event handler on the cluster's informer. It does not wait for the informer
 // to sync (see WaitForSync); the registration is removed when ctx ends.
@@ -110,6 +122,13 @@ func (s *clusterKind[object, request]) Start(ctx context.Context, q workqueue.Ty
 }
 
 func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue.TypedRateLimitingInterface[request]) error {
+	// A kind that went away while watched is still mapped by the cluster's REST mapper: only
+	// discovery tells whether it returned.
+	if err := served.Check(ctx, s.cl, s.obj); err != nil {
+		return fmt.Errorf("getting informer for %T: %w", s.obj, err)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	s.ctx = ctx
 	h := &eventHandler[object, request]{
 		ctx:        ctx,
 		queue:      q,
@@ -118,9 +137,16 @@ func (s *clusterKind[object, request]) register(ctx context.Context, q workqueue
 	}
 	reg, err := AddRecoverableHandler(ctx, s.cl, s.obj, h)
 	if err != nil {
+		stop()
 		return err
 	}
 	s.registration = reg
+	served.Watch(ctx, s.cl, s.obj, func(err error) {
+		stop()
+		if s.notServed != nil {
+			s.notServed(err)
+		}
+	})
 	return nil
 }
 
@@ -170,6 +196,8 @@ func (s *clusterKind[object, request]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-s.registration.HasSyncedChecker().Done():
 		return nil
+	case <-s.ctx.Done():
+		return fmt.Errorf("waiting for %T cache to sync: the source stopped: %w", s.obj, s.ctx.Err())
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for %T cache to sync: %w", s.obj, ctx.Err())
 	}

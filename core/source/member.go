@@ -188,6 +188,8 @@ type watchedKind struct {
 
 // memberHandler is one handler registered through the memberWatches.
 type memberHandler struct {
+	// ctx ends when the handler's source stops; its removal follows shortly after.
+	ctx     context.Context
 	handler toolscache.ResourceEventHandler
 	reg     toolscache.ResourceEventHandlerRegistration // on the kind's current informer
 	kind    *watchedKind
@@ -266,7 +268,7 @@ func (m *memberWatches) add(ctx context.Context, obj client.Object, h toolscache
 		}
 		return nil, nil, fmt.Errorf("registering handler for %T: %w", obj, err)
 	}
-	mh := &memberHandler{handler: h, reg: reg, kind: k, removed: make(chan struct{})}
+	mh := &memberHandler{ctx: ctx, handler: h, reg: reg, kind: k, removed: make(chan struct{})}
 	k.handlers[mh] = struct{}{}
 	return mh, reg, nil
 }
@@ -382,7 +384,7 @@ func (m *memberWatches) restart(ctx context.Context) int {
 	defer m.mu.Unlock()
 	n := 0
 	for _, k := range m.kinds {
-		if k.informer == nil || !m.needsRestart(k) {
+		if k.informer == nil || k.stopping() || !m.needsRestart(k) {
 			continue
 		}
 		old := k.informer
@@ -451,10 +453,22 @@ func (m *memberWatches) reattach(ctx context.Context) {
 			// Not exact: the old informer may have dropped notifications when it stopped.
 			k.pending = m.snapshot(old)
 		}
-		if k.informer == nil {
+		if k.informer == nil && !k.stopping() {
 			m.attach(ctx, k)
 		}
 	}
+}
+
+// stopping reports whether every source with a handler on k has stopped: a source whose kind
+// is no longer served stops before its informer is removed, and no new informer may replace
+// that one (it would fail as the old one did).
+func (k *watchedKind) stopping() bool {
+	for mh := range k.handlers {
+		if mh.ctx.Err() == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // attach gets the cache's new informer of k and registers k's handlers on it, resuming from
