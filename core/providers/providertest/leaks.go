@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -293,4 +294,61 @@ func (c *LeakCheck) MarkedPluginKubeconfigs(admin *rest.Config, dir string) ([]M
 		out = append(out, MarkedKubeconfig{Field: v.field, Kubeconfig: data, Reason: "InvalidKubeconfig"})
 	}
 	return out, nil
+}
+
+// ProcessesWithEnv returns the processes of this user whose environment holds marker (for
+// example a variable an exec credential plugin's env sets, which the processes it starts
+// inherit), with their command lines: a test that runs plugins checks with it that none is
+// left once the provider stopped or the member went. It reads /proc and finds nothing where
+// there is none.
+func ProcessesWithEnv(marker string) ([]string, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	var found []string
+	for _, e := range entries {
+		pid := e.Name()
+		if pid == "" || strings.Trim(pid, "0123456789") != "" {
+			continue
+		}
+		// Processes of other users, and those that ended meanwhile, cannot be read.
+		env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+		if err != nil || !bytes.Contains(env, []byte(marker)) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		found = append(found, pid+": "+strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))))
+	}
+	return found, nil
+}
+
+// NoProcessesWithEnv fails t if a process whose environment holds marker still runs once
+// timeout has passed (processes are reaped asynchronously; timeout only bounds a leak).
+func NoProcessesWithEnv(t testing.TB, marker string, timeout time.Duration) {
+	t.Helper()
+	var left []string
+	err := poll(timeout, func() bool {
+		var err error
+		left, err = ProcessesWithEnv(marker)
+		return err != nil || len(left) == 0
+	})
+	if err != nil || len(left) > 0 {
+		t.Errorf("processes left behind: %q", left)
+	}
+}
+
+// poll calls done every 50ms until it returns true or timeout has passed.
+func poll(timeout time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done within %s", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }

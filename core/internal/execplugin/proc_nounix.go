@@ -1,0 +1,19 @@
+//go:build !unix
+
+package execplugin
+
+import (
+	"fmt"
+	"os/exec"
+)
+
+// setProcessGroup does nothing where there are no process groups.
+func setProcessGroup(*exec.Cmd) {}
+
+// killGroup kills the plugin itself where there are no process groups.
+func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+
+// exitStatus says how the plugin ended.
+func exitStatus(err *exec.ExitError) string {
+	return fmt.Sprintf("exited with status %d", err.ExitCode())
+}
