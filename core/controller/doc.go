@@ -38,4 +38,9 @@
 // again with a slow backoff bounded by WithParkedRetryMax. Once the member serves the kind (its CRD
 // installed), the source starts like any other and its objects are reconciled. Field indexes
 // follow the same rule in the providers (see mcr.dev/core/clusters, Clusters.IndexField).
+//
+// A kind a member stops serving while it is watched (its CRD deleted) is noticed by asking the
+// member's discovery at the same pace (kinds of the built-in API groups are never asked about):
+// the source stops, the kind's informer is removed from the member's cache, and the source is
+// parked and resumed as above.
 package controller
