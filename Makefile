@@ -52,6 +52,10 @@ envtest: ## Build kube-apiserver and etcd for tests into bin/envtest/ (~10 min o
 kcp: ## Build the kcp server for the real-kcp tests into bin/kcp/ (~6 min once, then a second).
 	@bash $(ROOT)/hack/kcp.sh
 
+.PHONY: gardener-apiserver
+gardener-apiserver: ## Build gardener-apiserver for the real-garden tests into bin/gardener/ (~15 min once, then a second).
+	@bash $(ROOT)/hack/gardener.sh
+
 # How long `make test` fuzzes each fuzz target after the tests, to keep every target alive in
 # CI (the seed corpora run with the tests): a count of executions, which unlike a duration has
 # no deadline for Go 1.26's fuzz coordinator to trip over (see hack/fuzz.sh). 0 skips it.
