@@ -184,7 +184,10 @@ func (g *Garden) writeClientCA(ctx context.Context, c client.Client, namespace, 
 // writeTrust rewrites server's client CA bundle: its own CA (for the admin) and the client
 // CAs of every Shoot it serves. kube-apiserver reloads the file when it changes.
 func (g *Garden) writeTrust(server *ShootServer) error {
+	// Under the lock: concurrent writers would share the temporary file, and a bundle
+	// computed earlier must not overwrite a later one.
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	bundle := slices.Clone(server.ca.certPEM)
 	for _, t := range g.trust {
 		if t.server == server {
@@ -193,7 +196,6 @@ func (g *Garden) writeTrust(server *ShootServer) error {
 			}
 		}
 	}
-	g.mu.Unlock()
 	return replaceFile(filepath.Join(server.dir, clientCAFile), bundle)
 }
 
