@@ -11,7 +11,7 @@ import (
 // setProcessGroup starts the plugin as the leader of a new process group, so that killGroup
 // reaches whatever it starts.
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: false}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
 // killGroup kills the plugin's process group. Call it before Wait reaps the leader: until then
