@@ -105,7 +105,9 @@ func conformanceOptions(topology gardener.Topology) conformance.Options {
 // members are Shoots whose admin credentials come from the front-proxy's adminkubeconfig
 // subresource, and the seed one, where members are extensions Cluster objects with their
 // Secret "gardener". Members are fleet apiservers with ServiceAccount tokens of their own, which
-// the suite rotates and revokes.
+// the suite rotates and revokes. The garden topology passes the suite on a real gardener-apiserver
+// too (realgarden.TestConformance); this run adds what only the front-proxy can show:
+// UnresponsiveMembers and CredentialHygiene, whose kubeconfigs the suite writes itself.
 func TestConformance(t *testing.T) {
 	dir := t.TempDir()
 	for _, topology := range []gardener.Topology{gardener.TopologyGarden, gardener.TopologySeed} {

@@ -29,6 +29,8 @@ import (
 // TestFrontProxyServesAdminKubeconfig checks the test front-proxy against the behavior of
 // gardener-apiserver's adminkubeconfig subresource: defaulting, capping, validation, NotFound,
 // delegated authentication and authorization, and that everything else reaches the garden.
+// The real subresource is exercised in package realgarden; the stand-in remains for what one
+// real garden cannot show (see the package comment in main_test.go).
 func TestFrontProxyServesAdminKubeconfig(t *testing.T) {
 	ns := newNamespace(t, "garden-proxy")
 	proxy := startProxy(t, 20*time.Minute)

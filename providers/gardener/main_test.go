@@ -44,6 +44,15 @@ import (
 // The test binary shares one fleet: "host" plays the garden cluster (Shoot CRD, reached through
 // the front-proxy) and the seed cluster (the extensions Cluster CRD); east, west and north are
 // the shoots' clusters. The conformance suite uses all three, the package's own tests too.
+//
+// The garden topology also runs on a real Gardener API, in package realgarden (gardener-apiserver,
+// Shoots through its admission, credentials from its adminkubeconfig subresource): the engage,
+// rotate and disengage tests and the conformance suite. The front-proxy stand-in stays here for
+// what one real garden cannot show: credentials that expire within seconds (Gardener issues
+// nothing shorter than 10 minutes) and their revocation at expiry, a count of the adminkubeconfig
+// requests, kubeconfigs the tests choose themselves (unresponsive members, planted credentials,
+// refused kubeconfigs), and the garden and seed topologies side by side on one fleet for the
+// RBAC, leak and restart tests.
 var (
 	fleet  *envtest.Fleet
 	host   client.Client

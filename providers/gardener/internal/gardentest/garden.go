@@ -41,8 +41,9 @@ const (
 	// bin/gardener/<Version>/gardener-apiserver.
 	BinaryEnv = "MCR_GARDENER_APISERVER"
 
-	// RequireEnv, when set to anything, makes a missing gardener-apiserver a test failure
-	// instead of a skip; CI sets it, so that the real-garden tests cannot silently not run.
+	// RequireEnv names the variable that, set to anything, makes a missing gardener-apiserver
+	// a test failure instead of a skip; CI sets it, so that the real-garden tests cannot
+	// silently not run.
 	RequireEnv = "MCR_REQUIRE_GARDENER"
 )
 

@@ -70,7 +70,7 @@ type shootTrust struct {
 	cas    []*authority
 }
 
-// ShootCASuffixes name the project-namespace objects the adminkubeconfig subresource reads:
+// The suffixes of the project-namespace objects the adminkubeconfig subresource reads:
 // InternalSecret "<shoot>.ca-client" and ConfigMap "<shoot>.ca-cluster".
 const (
 	clientCASuffix  = ".ca-client"
