@@ -151,28 +151,3 @@ func (p *Provider) secretCredentials(ctx context.Context, cp *v1alpha1.ClusterPr
 	}
 	return &credentials{cfg: cfg, source: where, secret: secret}, nil
 }
-
-// errPluginFailed marks an exec credential plugin that did not produce credentials.
-var errPluginFailed = errors.New("the exec credential plugin failed")
-
-// runPlugin obtains the credentials of cfg's exec plugin, if it has one, through client-go's
-// exec authenticator, so that a plugin that fails is reported as such, not as a member that does
-// not answer. The authenticator keeps the credentials in client-go's cache, which the engaged
-// cluster's transport shares: the plugin does not run again for the access check.
-func runPlugin(cfg *rest.Config) error {
-	if cfg.ExecProvider == nil {
-		return nil
-	}
-	tc, err := cfg.TransportConfig()
-	if err != nil {
-		return fmt.Errorf("%w: %v", errPluginFailed, err)
-	}
-	if tc.TLS.GetCertHolder == nil || tc.TLS.GetCertHolder.GetCert == nil {
-		return nil // the config has other credentials, which client-go prefers
-	}
-	if _, err := tc.TLS.GetCertHolder.GetCert(); err != nil {
-		// The plugin's own message went to the controller's stderr.
-		return fmt.Errorf("%w: %v", errPluginFailed, err)
-	}
-	return nil
-}

@@ -1,5 +1,7 @@
 package clusterprofile
 
+import "mcr.dev/core/providers/kit"
+
 // EventSource is the reporting controller of the Events the provider records on ClusterProfiles.
 const EventSource = "mcr.dev/" + providerName
 
@@ -23,9 +25,11 @@ const (
 	ReasonInvalidAccessProvider = "InvalidAccessProvider"
 
 	// ReasonCredentialPluginFailed (Warning): the exec credential plugin did not produce
-	// credentials (it failed, or printed something client-go refused); the plugin's own
-	// message is on the controller's stderr. Retried with backoff.
-	ReasonCredentialPluginFailed = "CredentialPluginFailed"
+	// credentials: it failed, did not answer within Options.ExecTimeout, wrote more than
+	// Options.ExecMaxOutput, or printed something that is no usable ExecCredential. The note
+	// says which, never what the plugin wrote; its stderr is discarded. Retried with backoff.
+	// The kit's reason (kit.ReasonCredentialPluginFailed).
+	ReasonCredentialPluginFailed = kit.ReasonCredentialPluginFailed
 
 	// ReasonKubeconfigSecretMissing (Warning, Secret strategy): no Secret in the profile's
 	// namespace carries both labels. Retried when a Secret appears.

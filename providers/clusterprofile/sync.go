@@ -78,9 +78,6 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Resul
 	if creds.secret != nil {
 		member.Related = creds.secret
 	}
-	if err := runPlugin(creds.cfg); err != nil {
-		return p.engine.Fail(key, member, kit.Retryable(ReasonCredentialPluginFailed, fmt.Errorf("%s: %w", creds.source, err)))
-	}
 	res := p.engine.Engage(ctx, key, member)
 	p.setIdentity(key, st, cp)
 	return res

@@ -18,6 +18,8 @@ func setProcessGroup(cmd *exec.Cmd) {
 // the group's id cannot belong to anybody else.
 func killGroup(cmd *exec.Cmd) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// And the leader itself, should it have left the group: Wait must return.
+	_ = cmd.Process.Kill()
 }
 
 // exitStatus says how the plugin ended.

@@ -242,7 +242,7 @@ func TestEngineNeverReportsCredentials(t *testing.T) {
 		{"exec plugin whose output is the marker", memberKubeconfig(t, east, east.Host(), nil, func(admin *rest.Config, u *clientcmdapi.AuthInfo) {
 			execPlugin(t, admin, u, "-output")
 			u.Exec.Args[1] = `printf '%s' "$MCR_TEST_MARKER"`
-		}), kit.ReasonClusterUnreachable},
+		}), kit.ReasonCredentialPluginFailed},
 	}
 	want := map[string]int{kit.ReasonCredentialsRotated: 1}
 	for _, step := range steps {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 )
@@ -49,6 +50,15 @@ const (
 	// ReasonClusterUnreachable (Warning): the member did not answer the access check, or its
 	// cache did not sync within Options.CacheSyncTimeout. Retried with backoff.
 	ReasonClusterUnreachable = "ClusterUnreachable"
+
+	// ReasonCredentialPluginFailed (Warning): the member's exec credential plugin did not
+	// produce credentials: it could not be started, exited with an error, wrote more than
+	// Options.ExecMaxOutput, did not answer within Options.ExecTimeout (or the access check's
+	// Options.CacheSyncTimeout), or answered with something that is no usable ExecCredential.
+	// The note names the plugin's command and what happened, never what the plugin wrote.
+	// Retried with backoff; a plugin configuration no controller can run (interactiveMode
+	// Always, an unsupported apiVersion) is retried when the source changes.
+	ReasonCredentialPluginFailed = "CredentialPluginFailed"
 
 	// ReasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
 	// error). Retried with backoff.
@@ -188,6 +198,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	engaged := e.IsEngaged(m.Name)
 
 	cl, cfg := m.Cluster, (*rest.Config)(nil)
+	var source *execplugin.Source
 	if cl == nil {
 		var err error
 		opts := e.memberOptions()
@@ -206,14 +217,28 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 			e.problems.Resolve(&st.problem, log)
 			return Result{}
 		}
-		// The cluster gets a copy of its own: client-go writes into the exec configuration of
-		// a config it copies, and cfg is kept to compare with the next one.
-		if cl, err = cluster.New(clusters.CopyConfig(cfg), opts.ClusterOptions...); err != nil {
+		// The cluster gets a copy of its own, and cfg is kept to compare with the next one. An
+		// exec plugin in it is run by a source the Engine owns, never by client-go.
+		var built *rest.Config
+		built, source, err = e.execConfig(m.Name, clusters.CopyConfig(cfg))
+		if err != nil {
+			return e.Fail(key, m, Permanent(ReasonCredentialPluginFailed, withFrom(m, err)))
+		}
+		if cl, err = cluster.New(built, opts.ClusterOptions...); err != nil {
+			e.closeSource(source)
 			return e.Fail(key, m, Permanent(ReasonClusterSetupFailed, fmt.Errorf("creating the cluster: %w", err)))
+		}
+		if err := e.firstCredential(ctx, m.Name, source); err != nil {
+			e.closeSource(source)
+			if ctx.Err() != nil {
+				return Result{}
+			}
+			return e.Fail(key, m, Retryable(ReasonCredentialPluginFailed, withFrom(m, err)))
 		}
 		if !e.opts.Options.SkipAccessCheck {
 			if err := e.checkAccess(ctx, cl); err != nil {
 				cl.GetHTTPClient().CloseIdleConnections()
+				e.closeSource(source)
 				if ctx.Err() != nil {
 					return Result{}
 				}
@@ -240,11 +265,12 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	st.changing = true
 	aware := e.aware
 	e.mu.Unlock()
-	err := e.opts.Clusters.AddOrReplace(ctx, m.Name, cl, &engageHook[K]{e: e, st: st, cl: cl, aware: aware})
+	err := e.opts.Clusters.AddOrReplace(ctx, m.Name, cl, &engageHook[K]{e: e, st: st, cl: cl, aware: aware, source: source})
 	e.mu.Lock()
 	st.changing = false
 	e.mu.Unlock()
 	if err != nil {
+		e.closeSource(source)
 		if ctx.Err() != nil {
 			return Result{}
 		}
@@ -255,6 +281,10 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		return e.Fail(key, m, Retryable(reason, err))
 	}
 	current, err := e.opts.Clusters.GetTyped(ctx, m.Name)
+	if current != cl {
+		// Not engaged (equal to the engaged instance, or gone at once): its plugin stops here.
+		e.closeSource(source)
+	}
 	if err != nil {
 		// Engaged and gone again at once (its cache stopped): the next sync starts over.
 		return Result{Retry: true}
@@ -395,6 +425,8 @@ type engageHook[K comparable] struct {
 	st    *memberState[K]
 	cl    cluster.Cluster
 	aware multicluster.Aware
+	// source runs the instance's exec plugin, if any; it is closed when the instance ends.
+	source *execplugin.Source
 }
 
 func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
@@ -404,6 +436,9 @@ func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterNam
 		}
 	}
 	e, st := h.e, h.st
+	if src := h.source; src != nil {
+		context.AfterFunc(ctx, func() { e.closeSource(src) })
+	}
 	e.mu.Lock()
 	st.engagedCtx = ctx
 	e.mu.Unlock()

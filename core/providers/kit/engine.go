@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/multicluster"
 )
 
@@ -121,6 +122,10 @@ type Engine[K comparable] struct {
 	listing        map[K]bool
 	sourcesStarted bool
 	listed         bool
+	// runCtx is Run's context, which the exec plugin sources of members live in; sources
+	// are those not closed yet.
+	runCtx  context.Context
+	sources map[*execplugin.Source]struct{}
 }
 
 var errNotInitialized = errors.New("provider kit: the provider was not created with its constructor (Members.Init was not called)")
@@ -241,7 +246,7 @@ func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
 		e.events.Recorder = e.opts.Host.GetEventRecorder("mcr.dev/" + e.opts.Name)
 	}
 	e.mu.Lock()
-	e.aware, e.running = aware, true
+	e.aware, e.running, e.runCtx = aware, true, ctx
 	e.mu.Unlock()
 	defer e.loop.ShutDown()
 
@@ -287,6 +292,7 @@ func (e *Engine[K]) stopAll() {
 	e.members = map[multicluster.ClusterName]*memberState[K]{}
 	e.mu.Unlock()
 	e.opts.Clusters.RemoveAll()
+	e.closeSources()
 }
 
 // resyncKeys returns the keys of every known member and Options.Keys.

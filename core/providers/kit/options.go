@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/kubeconfig"
 )
 
@@ -25,6 +26,11 @@ const (
 	// controller-runtime's config loader gives the host.
 	DefaultQPS   = 20
 	DefaultBurst = 30
+
+	// DefaultExecTimeout and DefaultExecMaxOutput bound each run of a member's exec
+	// credential plugin: its time and what it may write to stdout (1 MiB).
+	DefaultExecTimeout   = execplugin.DefaultTimeout
+	DefaultExecMaxOutput = execplugin.DefaultMaxOutput
 )
 
 // Options is the vocabulary every provider shares. A provider embeds it in its own Options, so
@@ -86,6 +92,26 @@ type Options struct {
 	// Defaults to DefaultResyncPeriod (10m); some providers choose a shorter default and say so.
 	ResyncPeriod time.Duration
 
+	// ExecTimeout bounds each run of a member's exec credential plugin (a kubeconfig's
+	// users[].user.exec allowed by Policy.AllowExec, a ClusterProfile access provider). The kit
+	// runs plugins itself, not through client-go: each in a process group of its own, with no
+	// terminal and its stderr discarded (it may hold secrets); one run at a time per member,
+	// its credential reused until its expirationTimestamp or a 401. A plugin that has not
+	// answered in time is killed with every process it started, and so is a running plugin
+	// when its member is disengaged, when an engage attempt fails and when the provider
+	// stops. The member is reported with CredentialPluginFailed and retried with backoff.
+	// The first run of an engage attempt is also bounded by CacheSyncTimeout.
+	//
+	// Defaults to DefaultExecTimeout (30s).
+	ExecTimeout time.Duration
+
+	// ExecMaxOutput bounds, in bytes, what a member's exec credential plugin may write to
+	// stdout; a plugin that writes more is killed and its member reported with
+	// CredentialPluginFailed (the note names the limit, never the output).
+	//
+	// Defaults to DefaultExecMaxOutput (1 MiB).
+	ExecMaxOutput int64
+
 	// EventRecorder records Events on the objects members come from (Secrets, Clusters,
 	// profiles, ...). Providers without such objects (files, kind) record none.
 	//
@@ -136,6 +162,12 @@ func (o *Options) SetDefaults(name string) {
 	}
 	if o.ResyncPeriod <= 0 {
 		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.ExecTimeout <= 0 {
+		o.ExecTimeout = DefaultExecTimeout
+	}
+	if o.ExecMaxOutput <= 0 {
+		o.ExecMaxOutput = DefaultExecMaxOutput
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName(name)
