@@ -61,7 +61,8 @@ func (s *Source) exec1(ctx context.Context, info []byte) ([]byte, error) {
 	for _, v := range s.exec.Env {
 		env = append(env, v.Name+"="+v.Value)
 	}
-	cmd.Env = append(env, execInfoEnv+"="+string(info))
+	env = append(env, execInfoEnv+"="+string(info))
+	cmd.Env = env
 	// Stdin and stderr are /dev/null: a controller has no terminal, and stderr may hold
 	// secrets that nothing may report.
 	setProcessGroup(cmd)
@@ -97,11 +98,12 @@ func (s *Source) exec1(ctx context.Context, info []byte) ([]byte, error) {
 	select {
 	case res = <-read:
 		gotOutput = true
-		if int64(len(res.out)) > s.opts.MaxOutput {
+		switch {
+		case int64(len(res.out)) > s.opts.MaxOutput:
 			failure = s.errorf(ErrOutputTooLarge, "wrote more than %s to stdout", size(s.opts.MaxOutput))
-		} else if res.err != nil {
+		case res.err != nil:
 			failure = s.errorf(ErrFailed, "could not be read: %v", res.err)
-		} else {
+		default:
 			// The output is complete; let the plugin exit on its own, within the call's time.
 			select {
 			case <-exited:

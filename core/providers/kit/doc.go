@@ -7,7 +7,8 @@
 //
 //   - its Options embed kit.Options, the fields every provider shares (Policy, RESTOptions,
 //     ClusterOptions, CacheSyncTimeout, SkipAccessCheck, retry delays, ResyncPeriod,
-//     EventRecorder, Logger) with one set of defaults applied by Options.SetDefaults;
+//     ExecTimeout, ExecMaxOutput, EventRecorder, Logger) with one set of defaults applied by
+//     Options.SetDefaults;
 //   - its Sources say which keys to sync: objects on a host cluster (HostObjects), files and
 //     directories (Files), or anything that must be asked now and then, such as a command-line
 //     tool or a list of endpoints (Poll); Desired holds what such a source last saw;
@@ -29,6 +30,12 @@
 // between Options.RetryMinDelay and Options.RetryMaxDelay while the others carry on. A member
 // whose new credentials are unusable keeps the engaged instance with the credentials that work,
 // and reports the problem. A member whose cluster stops on its own is engaged again.
+//
+// A member's exec credential plugin is run by the kit, not by client-go: each run bounded by
+// Options.ExecTimeout and Options.ExecMaxOutput, in a process group of its own that is killed
+// when the run ends, the member is disengaged, an engage attempt fails or the provider stops,
+// so that Run returns whatever a plugin does. Engage runs it first, and reports a plugin that
+// fails, floods or hangs as CredentialPluginFailed, retried with backoff.
 //
 // Credentials are kept out of what the kit reports by construction: one function, RedactText,
 // removes URLs' user info and queries, Authorization headers, bearer tokens, JWTs and private

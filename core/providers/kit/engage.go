@@ -147,6 +147,8 @@ type memberState[K comparable] struct {
 	// context is not taken for a member that stopped on its own.
 	changing bool
 	problem  Problem
+	// source runs the exec plugin of the engaged instance, nil when it has none.
+	source *execplugin.Source
 }
 
 // state returns the state of name, creating it for key.
@@ -212,8 +214,17 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		}
 		e.mu.Lock()
 		same := engaged && clusters.EqualConfigs(st.config, cfg)
+		engagedSource := st.source
 		e.mu.Unlock()
 		if same {
+			// The engaged instance's plugin still has to answer (from its cache until the
+			// credential expires): one that stopped working is reported, the member stays.
+			if err := e.firstCredential(ctx, m.Name, engagedSource); err != nil {
+				if ctx.Err() != nil {
+					return Result{}
+				}
+				return e.Fail(key, m, Retryable(ReasonCredentialPluginFailed, withFrom(m, err)))
+			}
 			e.problems.Resolve(&st.problem, log)
 			return Result{}
 		}
@@ -292,6 +303,9 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	e.mu.Lock()
 	rotated := engaged && current != st.engaged
 	st.engaged, st.config = current, cfg
+	if current == cl {
+		st.source = source
+	}
 	e.mu.Unlock()
 	e.problems.Resolve(&st.problem, log)
 
@@ -446,7 +460,7 @@ func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterNam
 		e.mu.Lock()
 		lost := st.engagedCtx == ctx && !st.changing && e.members[name] == st
 		if lost {
-			st.engaged, st.config, st.engagedCtx = nil, nil, nil
+			st.engaged, st.config, st.engagedCtx, st.source = nil, nil, nil, nil
 		}
 		running, key := e.running, st.key
 		e.mu.Unlock()

@@ -245,7 +245,7 @@ touch "$MCR_TEST_STATE/ran"; printf '%s' "$MCR_TEST_CREDENTIAL"`
 
 	p, _ := newExecProvider(t, kit.Options{Policy: execPolicy, CacheSyncTimeout: time.Hour, ExecTimeout: time.Hour})
 	run := providertest.Start(t, p, 15*time.Second)
-	p.set("gone", pluginMember(t, east, filepath.Join(dir), "gone", onceThenHang, goneMarker, expiring))
+	p.set("gone", pluginMember(t, east, dir, "gone", onceThenHang, goneMarker, expiring))
 	engaged := run.Recorder.WaitEngaged(t, p, "gone", time.Minute)
 
 	// A request after the token expired runs the plugin again, which hangs.

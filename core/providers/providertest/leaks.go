@@ -262,8 +262,8 @@ func (c *LeakCheck) MarkedKubeconfigs(admin *rest.Config) ([]MarkedKubeconfig, e
 // token the member refuses, in output that is not JSON, in an ExecCredential that does not
 // decode (the marker in the field client-go quotes when it cannot parse it), and in the output of
 // a plugin that then fails. The command is a path, so the default policy refuses each twice
-// over (an exec plugin, a local file): Reason is InvalidKubeconfig. What client-go does with a
-// plugin's stderr is out of reach: it goes to the process's stderr, which no logger sees.
+// over (an exec plugin, a local file): Reason is InvalidKubeconfig. A plugin's stderr is never
+// read: the kit discards it.
 func (c *LeakCheck) MarkedPluginKubeconfigs(admin *rest.Config, dir string) ([]MarkedKubeconfig, error) {
 	const credential = `{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":`
 	var out []MarkedKubeconfig
