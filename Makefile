@@ -53,7 +53,7 @@ kcp: ## Build the kcp server for the real-kcp tests into bin/kcp/ (~6 min once, 
 	@bash $(ROOT)/hack/kcp.sh
 
 .PHONY: gardener-apiserver
-gardener-apiserver: ## Build gardener-apiserver for the real-garden tests into bin/gardener/ (~15 min once, then a second).
+gardener-apiserver: ## Build gardener-apiserver for the real-garden tests into bin/gardener/ (~20 min once, then a second).
 	@bash $(ROOT)/hack/gardener.sh
 
 # How long `make test` fuzzes each fuzz target after the tests, to keep every target alive in

@@ -5,7 +5,7 @@
 #
 # Gardener publishes container images only, which this project's machines cannot pull, so the
 # server is compiled from the tool module in hack/tools/gardener (outside go.work). The first
-# build takes about 15 minutes on a busy 2-core machine with empty Go caches (module downloads
+# build took 20 minutes on a busy 2-core machine with empty Go caches (module downloads
 # included); afterwards a stamp (hash of the tool module and the link flags) lets this script
 # finish in a second.
 #
@@ -67,7 +67,7 @@ mkdir -p "${OUT}"
 rm -f "${STAMP_FILE}"
 cat <<EOF
 gardener: building gardener-apiserver ${VERSION} into ${OUT#"${ROOT}/"}
-gardener: this happens once per version and takes about 15 minutes on a busy 2-core machine with
+gardener: this happens once per version and takes about 20 minutes on a busy 2-core machine with
 gardener: empty Go caches (later runs reuse the result and finish in a second).
 EOF
 start=${SECONDS}

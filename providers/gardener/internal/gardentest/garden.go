@@ -66,7 +66,7 @@ func Binary() (string, error) {
 	}
 	p := filepath.Join(root, "bin", "gardener", Version, "gardener-apiserver")
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%w: no %s; build it with `make gardener-apiserver` (about 15 minutes once) or set $%s", ErrNotBuilt, p, BinaryEnv)
+		return "", fmt.Errorf("%w: no %s; build it with `make gardener-apiserver` (about 20 minutes once) or set $%s", ErrNotBuilt, p, BinaryEnv)
 	}
 	return p, nil
 }
