@@ -62,7 +62,7 @@ gardener-apiserver: ## Build gardener-apiserver for the real-garden tests into b
 TEST_FUZZTIME ?= 500x
 
 .PHONY: test
-test: envtest kcp ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
+test: envtest kcp gardener-apiserver ## Run go test -race in every module of go.work, then each fuzz target for TEST_FUZZTIME.
 	@cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go
 	@cd $(ROOT) && $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -jobs $(TEST_JOBS) -args "$(TEST_ARGS)" -pkgs "$(TEST_PKGS)" $(MODULES)
 	@if [ "$(TEST_FUZZTIME)" != "0" ]; then $(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME); fi
