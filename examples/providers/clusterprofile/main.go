@@ -87,8 +87,9 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	// The provider watches ClusterProfiles on the hub with a cache of its own, restricted to
-	// -namespaces; client-go runs the access provider's plugin for every request to a member and
-	// refreshes its credentials on expiry, without re-engaging.
+	// -namespaces; the provider kit runs the access provider's plugin (bounded, never
+	// interactively) when a member needs credentials, and again on expiry or a 401, without
+	// re-engaging.
 	provider, err := clusterprofile.New(host, opts)
 	if err != nil {
 		return fmt.Errorf("creating the clusterprofile provider: %w", err)
