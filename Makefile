@@ -117,7 +117,7 @@ generate: ## Run go generate in every module.
 	@for m in $(MODULES); do echo "generate: $$m"; (cd $(ROOT)/$$m && go generate ./...); done
 
 .PHONY: verify
-verify: verify-tidy verify-fmt verify-versions verify-docs verify-manifests lint verify-api ## Check tidiness, formatting, version alignment, docs snippets, rendered manifests, lint and the exported API.
+verify: verify-tidy verify-fmt verify-headers verify-versions verify-docs verify-manifests lint verify-api ## Check tidiness, formatting, license headers, version alignment, docs snippets, rendered manifests, lint and the exported API.
 
 .PHONY: verify-tidy
 verify-tidy: ## Check that go mod tidy would not change any module.
@@ -133,6 +133,13 @@ verify-fmt: ## Check gofmt on every Go file.
 	@out=$$(cd $(ROOT) && find . -name '*.go' -not -path './bin/*' -not -path './.git/*' -print0 | xargs -0 -r gofmt -l); \
 	if [ -n "$$out" ]; then echo "verify-fmt: not gofmt-clean (run gofmt -w):"; echo "$$out"; exit 1; fi; \
 	echo "verify-fmt: ok"
+
+.PHONY: verify-headers
+verify-headers: ## Check that every Go file starts with the license header (after its build constraints).
+	@out=$$(cd $(ROOT) && find . -name '*.go' -not -path './bin/*' -not -path './.git/*' -print0 | \
+		xargs -0 -r awk 'FNR == 1 { ok = 0 } /^\/\/ SPDX-License-Identifier: Apache-2.0$$/ { ok = 1 } /^package / { if (!ok) print FILENAME; nextfile }'); \
+	if [ -n "$$out" ]; then echo "verify-headers: no license header (// SPDX-License-Identifier: Apache-2.0 before the package clause):"; echo "$$out"; exit 1; fi; \
+	echo "verify-headers: ok"
 
 .PHONY: verify-versions
 verify-versions: ## Check that shared dependencies have one version across modules.

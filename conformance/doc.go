@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package conformance is the provider conformance suite of mcr: the tests every
 // multicluster-runtime provider (mcr's own, or anyone's) runs against itself to show that it
 // engages, indexes and disengages clusters as the contract in mcr.dev/core/multicluster

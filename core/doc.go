@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mcr is the everyday entry point of mcr, the way controller-runtime's root package is:
 // one import gives the manager, the builder and the request types of a multi-cluster controller.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package builder wires multi-cluster controllers the way controller-runtime's builder wires
 // single-cluster ones: For, Owns and Watches declare what the controller watches, and every
 // declaration is watched in every cluster the controller is engaged with.

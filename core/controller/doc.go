@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controller provides multi-cluster controllers: one controller-runtime controller (one
 // queue, one pool of workers, controller-runtime's metrics and logging) fed by every cluster the
 // controller is engaged with.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package envtest starts a fleet of real Kubernetes API servers for tests: one etcd and any
 // number of kube-apiservers (members) that share it, each under its own etcd prefix, so every
 // member is an isolated cluster with its own data, certificates and credentials.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fleet reads across the fleet: one Reader answers questions about every cluster
 // engaged with a multi-cluster manager ("which clusters still run image v1.2?") instead of a
 // loop of List calls, and feeds one event handler from all of them (a dashboard).

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fleetstatus maintains the status of a hub object that summarizes the fleet: the
 // object a multi-cluster-aware controller reads in one cluster (the hub) and acts on in every
 // member, such as a policy or a config that is propagated.

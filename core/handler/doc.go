@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package handler adapts controller-runtime event handlers to the fleet.
 //
 // A multi-cluster handler is a factory: the controller calls it once for every cluster it

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubeconfig turns kubeconfig bytes that come from somewhere other than the operator's
 // own disk (a Secret, a file dropped by another system, a field of an inventory object) into a
 // rest.Config, and refuses everything in them that would let the author of those bytes do more

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package manager provides the multi-cluster manager: a controller-runtime manager (the "local"
 // manager, for the cluster the process runs in) plus a provider that discovers the fleet.
 //

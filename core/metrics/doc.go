@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics declares the Prometheus metrics of mcr's manager and controllers. They are
 // registered with controller-runtime's registry (sigs.k8s.io/controller-runtime/pkg/metrics), so
 // they are served by the manager's metrics endpoint next to controller-runtime's own.

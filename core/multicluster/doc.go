@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package multicluster is the provider contract of mcr: the names a provider and a manager agree
 // on. Every type here is an alias of sigs.k8s.io/multicluster-runtime/pkg/multicluster, so a
 // provider written for multicluster-runtime runs under an mcr manager and every mcr provider runs

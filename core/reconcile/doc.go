@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package reconcile defines the multi-cluster request: a controller-runtime reconcile.Request
 // plus the name of the cluster the object lives in. Reconcilers of a multi-cluster controller
 // receive a Request and look the cluster up through the manager:

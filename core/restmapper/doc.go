@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package restmapper lets the clusters of a fleet that are served by one apiserver endpoint
 // share one REST mapper.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sharding lets several replicas of a multi-cluster controller share a fleet: every
 // cluster a provider offers is engaged with the controllers of exactly one live replica, and
 // moves to another replica when its owner stops or dies. manager.WithSharding turns it on;

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package source provides multi-cluster event sources. A source is a recipe: for every cluster a
 // controller engages, ForCluster builds the controller-runtime source that watches that cluster.
 // The controller starts it with the cluster's engage context, so everything it registers goes

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package webhook serves admission webhooks for a fleet: one webhook server answers the
 // validating and mutating webhooks registered in many member clusters, and each handler knows
 // which member a request came from and gets that member's cluster object, to read related

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package workqueue provides work queues for multi-cluster controllers.
 //
 // A multi-cluster controller has one queue and one worker pool for the whole fleet: the cluster is

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command fleet-query answers a question across the fleet: which clusters still run image X?
 // It lists the Deployments of every member whose containers run the image (-image), through
 // one fleet-wide read (mcr.dev/core/fleet) on a field index of container images, and prints

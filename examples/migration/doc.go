@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package migration checks the promise of docs/migration.md: a program written for
 // sigs.k8s.io/multicluster-runtime v0.24.1 compiles against mcr after the import swap the guide
 // documents, and nothing else.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command multicluster-aware is a multi-cluster-aware controller: it reads a source object in
 // the host cluster and keeps derived objects in every member cluster, the pattern of
 // controllers that manage a fleet from a hub (Platform Mesh's kcp examples, Karmada-style

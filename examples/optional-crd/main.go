@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command optional-crd runs a controller for a CRD that only some members of the fleet have:
 // Backup (examples.mcr.dev/v1alpha1), which an add-on brings to some clusters. In every member
 // the controller reconciles the ConfigMaps labeled examples.mcr.dev/backup=true (backup

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command platform-mesh is the controller of a service provider in the Platform Mesh style: the
 // provider publishes an API, Database (platform-mesh.examples.mcr.dev/v1alpha1), through a kcp
 // APIExport; consumers bind the export in their own workspaces and order Databases there; this

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command quickstart is the smallest uniform multi-cluster controller: it marks every ConfigMap
 // of the "demo" namespace, in every cluster of the fleet, with the name of the cluster it was
 // found in (annotation mcr.dev/reconciled-in).

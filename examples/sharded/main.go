@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command sharded runs the same multi-cluster controller as several replicas that share one
 // fleet (mcr.dev/core/manager WithSharding, package mcr.dev/core/sharding): every replica runs
 // the provider and discovers every cluster, but each cluster is engaged with the controller of

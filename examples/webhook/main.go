@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command webhook serves one validating admission webhook for a whole fleet: a ConfigMap whose
 // "color" the policy of its namespace forbids is refused, and the policy is read in the member
 // the request came from, so the same ConfigMap is allowed in one cluster and refused in another.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // glyphs is a 5×7 bitmap font of the characters the plots print: upper-case letters, digits and

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command benchplot draws what BenchmarkScale (core/internal/scale) measures against the number
 // of engaged clusters, as PNG line charts: it reads `go test -bench` output and writes
 // scale-time.png, scale-memory.png and scale-goroutines.png. With several runs of one size

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command docsnippets keeps the code blocks of the user guide identical to the sources they
 // quote, so that every Go snippet in docs/ is code that the build compiles.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gotest runs `go test -race -json ./...` in each given module directory, prints what
 // a reader needs (failing tests with their output, one line per package) and ends with one
 // summary line over all modules:

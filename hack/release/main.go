@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command release cuts a release of the mcr modules and checks that the exported API of each
 // module changed no more than the version being released allows.
 //

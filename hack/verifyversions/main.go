@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command verifyversions checks that the modules of the workspace agree on the versions of the
 // dependencies they share with each other and with the test binaries:
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusterapi is a cluster provider that engages one cluster for every ready Cluster API
 // Cluster (cluster.x-k8s.io) on a management cluster, using the kubeconfig Secret Cluster API
 // keeps for it, and keeps the fleet in step while Clusters are provisioned, rotate their

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusterprofile is a cluster provider that engages one cluster for every ready
 // ClusterProfile (multicluster.x-k8s.io/v1alpha1, the Cluster Inventory API of KEP-4322) on a
 // hub cluster, and exposes each member's KEP-2149 identity (Provider.Identity).

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package file is a cluster provider that engages one cluster per context of kubeconfig files
 // on the local file system, and keeps the fleet in step with the files while they change.
 //

@@ -1,5 +1,8 @@
 //go:build unix
 
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package file
 
 import (

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gardener is a cluster provider for Gardener (gardener.cloud) landscapes: it engages one
 // cluster per shoot, from either of Gardener's two places to run a controller (Options.Topology).
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kcp is a cluster provider that engages the logical clusters of a kcp virtual
 // workspace, typically every workspace that binds an APIExport, as clusters of a multi-cluster
 // manager: each logical cluster gets a client scoped to it and a cache that reads from one cache

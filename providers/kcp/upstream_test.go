@@ -1,5 +1,8 @@
 //go:build upstream_cr025
 
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // This test needs a github.com/kcp-dev/multicluster-provider whose apiexport package compiles
 // against controller-runtime v0.25; v0.8.0 does not (see upstream_skip_test.go). Bump the version
 // in go.mod, run it with -tags upstream_cr025, then drop the tag and the skip.

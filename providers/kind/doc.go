@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kind is a cluster provider that engages the clusters of the local kind installation
 // (https://kind.sigs.k8s.io): every cluster `kind get clusters` lists, or those whose names
 // start with Options.Prefix. It is meant for development and CI, where `kind create cluster` is

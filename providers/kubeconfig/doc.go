@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubeconfig is a cluster provider that engages one cluster for every kubeconfig Secret
 // on a host cluster, and keeps the fleet in step with those Secrets as they are created,
 // rotated, relabeled and deleted.

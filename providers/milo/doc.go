@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package milo is a cluster provider that engages the control plane of every ready project of
 // Milo (go.miloapis.com/milo) as a cluster, and keeps the fleet in step while projects are
 // provisioned, become unready and are deleted.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command verify checks conformance reports against the list of tests of the suite it was
 // built with (mcr.dev/conformance.Verify): the versions of the suite, core, multicluster-runtime,
 // controller-runtime and client-go present, every test listed exactly once with a known result,

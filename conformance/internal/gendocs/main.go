@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gendocs writes the list of conformance tests (conformance.TestsMarkdown) to the file
 // named by its argument; `go generate` in conformance/ runs it for docs/conformance-tests.md.
 package main

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package namespaceharness is the conformance harness of namespace providers, which turn every
 // Namespace of a host cluster into a cluster: mcr's own (mcr.dev/core/providers/namespace) and
 // multicluster-runtime's. Members are namespaces of a dedicated host apiserver.

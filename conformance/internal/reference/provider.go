@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package reference holds the conformance suite's reference provider: a small, correct provider
 // over an in-memory Inventory of kubeconfigs, written without mcr's provider helpers so that
 // it can be broken on purpose. Each Faults field turns one deliberate bug on; the self-test

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package execplugin runs the exec credential plugins of member clusters (a kubeconfig's
 // users[].user.exec, a KEP-5339 access provider) in place of client-go's exec authenticator,
 // so that a plugin can neither hold up nor outgrow the process that runs it.

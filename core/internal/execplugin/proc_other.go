@@ -1,5 +1,8 @@
 //go:build !linux
 
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package execplugin
 
 // waitExit returns a closed channel where a process cannot be waited for without reaping it:

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package faults holds the tests that prove what mcr promises when members fail while they are
 // engaged: a member whose apiserver stops and comes back, members whose endpoint hangs,
 // credentials rotated through writes the provider refuses, and a soak test that mixes member

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package served notices when a cluster stops serving a kind that a source or a field index
 // uses (its CRD deleted, its APIService removed), for core/source and core/clusters, which park
 // what used the kind until it is served again.

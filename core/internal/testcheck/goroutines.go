@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testcheck holds checks that core's own tests share and users of mcr.dev/core/envtest
 // do not need: goroutine leak checks, and Failure, which shows that a test helper fails when it
 // should. Fleet helpers (clients, namespaces) are in envtest.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusters provides a provider whose clusters are added and removed by code: tests, and
 // custom wiring where the source of truth is a program rather than an API.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kit is the provider kit: the one engine every provider of mcr runs on, so that a
 // provider is the code that says where members come from and nothing else.
 //

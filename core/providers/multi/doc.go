@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package multi composes providers: each member provider is added under a prefix, and its
 // cluster "c" appears in the fleet as "<prefix><separator>c" (separator "#" by default), so one
 // manager can serve, say, kind clusters and Cluster API clusters at once.

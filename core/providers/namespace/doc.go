@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package namespace provides a provider that turns every Namespace of one host cluster into a
 // cluster of the fleet: cheap multi-tenancy, and a fast way to exercise multi-cluster
 // controllers against a single apiserver.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nop provides a provider with no clusters.
 //
 // It runs a multi-cluster manager in provider mode with an empty fleet: useful for tests, and

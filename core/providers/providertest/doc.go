@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package providertest helps provider authors test a provider directly, without a manager: a
 // Recorder stands in for the manager as the provider's Aware and remembers every engagement, and
 // Start runs the provider until the test ends and checks that it shuts down.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package single provides a provider that serves one cluster under one name.
 //
 // It puts a single cluster through the provider path of a multi-cluster manager, so that

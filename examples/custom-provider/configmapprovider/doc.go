@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package configmapprovider is a complete, small cluster provider written on mcr's provider
 // helpers, meant as the starting point for writing your own: its fleet is one ConfigMap in the
 // host cluster whose keys are cluster names and whose values are kubeconfigs.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exampletest holds what the smoke tests of the examples share: one fleet of real
 // kube-apiservers per test binary (mcr.dev/core/envtest), an example program running in the
 // background, and waits that fail with the reason. It is imported by tests only.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kindstandin lets the smoke tests of the kind examples run without a container
 // engine, the way the kind provider's own tests do: it builds the provider's docker stand-in
 // (mcr.dev/providers/kind/internal/standin/docker, a main package that the go command builds

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package teamtest holds the checks the smoke tests of the single-to-multi example share: both
 // programs must have the same effect on a cluster.
 package teamtest

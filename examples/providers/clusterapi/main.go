@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command clusterapi runs a multi-cluster controller over the workload clusters of a Cluster API
 // management cluster, with the clusterapi provider (mcr.dev/providers/clusterapi): every Cluster
 // (cluster.x-k8s.io) whose control plane is initialized is a cluster, named

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command clusterprofile runs a multi-cluster controller over the clusters of a Cluster
 // Inventory (KEP-4322), with the clusterprofile provider (mcr.dev/providers/clusterprofile):
 // every ready ClusterProfile (multicluster.x-k8s.io/v1alpha1) on the hub is a cluster named

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command file runs a multi-cluster controller over the clusters of kubeconfig files, with the
 // file provider (mcr.dev/providers/file): every context of every kubeconfig file in the given
 // files, directories and globs is a cluster, named <file>+<context>. Files added, changed or

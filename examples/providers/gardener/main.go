@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gardener runs a multi-cluster controller over the shoot clusters of a Gardener
 // landscape, with the gardener provider (mcr.dev/providers/gardener). Two topologies:
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kcp runs a multi-cluster controller over the workspaces (logical clusters) of kcp that
 // bind an APIExport, with the kcp provider (mcr.dev/providers/kcp): the manager runs against the
 // workspace of the APIExport (-kubeconfig, e.g. https://kcp.example.com/clusters/root:widgets-provider),

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kind runs a multi-cluster controller over the clusters of the local kind installation,
 // with the kind provider (mcr.dev/providers/kind): every cluster `kind get clusters` lists, or
 // those whose names start with -prefix, is a cluster, named exactly as kind names it. Clusters

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kubeconfig runs a multi-cluster controller over the clusters enrolled as kubeconfig
 // Secrets on a host cluster, with the kubeconfig provider (mcr.dev/providers/kubeconfig): every
 // Secret labeled mcr.dev/kubeconfig=true in the watched namespace of the host is a cluster,

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command milo runs a multi-cluster controller over the project control planes of a Milo
 // installation, with the milo provider (mcr.dev/providers/milo): every ready project is a
 // cluster named after the project. Two modes:

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command multi is ../single ported to mcr, the "after" of the single-to-multi example: it
 // gives every namespace labeled team=<name> a ConfigMap "team" that names the team, owned by the
 // namespace, in every cluster of the fleet. The port changed the imports and a few lines;

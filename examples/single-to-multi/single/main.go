@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command single is an ordinary controller-runtime controller, the "before" of the
 // single-to-multi example: it gives every namespace labeled team=<name> a ConfigMap "team" that
 // names the team, owned by the namespace. ../multi is the same controller after the port to

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package plugin helps write client-go exec credential plugins (KEP-541) for ClusterProfile
 // access providers (KEP-5339): programs that an operator lists in the
 // -clusterprofile-provider-file and that print credentials for one member cluster.

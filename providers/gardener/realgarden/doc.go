@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package realgarden holds the Gardener provider's tests against a real Gardener API: a
 // gardener-apiserver (package internal/gardentest, built by `make gardener-apiserver`) aggregated
 // into a garden kube-apiserver, with Shoots created through it and admin credentials issued by

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kcptest runs a real kcp server for tests: the kcp binary that `make kcp` builds from
 // the Go module proxy (github.com/kcp-dev/kcp, Version), started on free loopback ports with its
 // embedded etcd and its virtual workspaces in-process, in a temporary root directory.

@@ -1,5 +1,8 @@
 //go:build !upstream_cr025
 
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package realkcp_test
 
 import "testing"

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package enroll adds a cluster to a fleet served by the kubeconfig provider: it creates a
 // least-privilege ServiceAccount on the member, mints a token for it with the TokenRequest API
 // and stores a kubeconfig using that token as a labeled Secret on the host, where the provider

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package basic is the coordinator that engages every cluster of the provider on every replica:
 // mcr's default, offered under multicluster-runtime's name. Passing it changes nothing.
 package basic

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sharded is multicluster-runtime's sharded coordinator under its own name and options,
 // running mcr's sharding (package mcr.dev/core/sharding, through manager.WithSharding): each
 // cluster is engaged on exactly one live replica, chosen by rendezvous hashing over the replicas

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // multicluster-runtime v0.24.1's Cluster API provider as its example uses it: New with the
 // Cluster type to watch, a readiness check and options for the workload clusters, the manager
 // on the management cluster (Secrets left out of its cache), SetupWithManager, an index and a

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // multicluster-runtime v0.24.1's cluster-inventory-api provider as its example uses it: the
 // operator's access providers from -clusterprofile-provider-file, New with the credentials
 // strategy (or the Secret strategy), the manager on the hub, SetupWithManager, an index and a

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // A controller program in multicluster-runtime v0.24.1's style: the builder with For, Owns and
 // Watches and their options, handlers, a raw source, controller options, custom requests, and
 // the cluster in the context.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // multicluster-runtime v0.24.1's file provider as its examples use it (file and
 // sync-local-to-remote): New with kubeconfig files, directories, the patterns of the files in
 // them and options for every cluster, the manager on a local cluster, one controller on the local

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // multicluster-runtime v0.24.1's kubeconfig provider as its documentation shows it: New, the
 // manager, SetupWithManager, and a controller over the Secrets' clusters.
 package main

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // The utility providers and the sharded coordinator in multicluster-runtime v0.24.1's style.
 package main
 

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // An in-house provider written the way multicluster-runtime v0.24.1's kubeconfig provider is: a
 // controller on the local manager, set up with SetupWithManager, that engages a cluster through
 // the manager for every labeled ConfigMap holding an API server URL.

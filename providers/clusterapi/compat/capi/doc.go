@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package capi is multicluster-runtime v0.24.1's Cluster API provider API on mcr's Cluster API
 // provider (mcr.dev/providers/clusterapi). It is the import path the sed of docs/migration.md
 // maps sigs.k8s.io/multicluster-runtime/providers/cluster-api to, so that a program written for

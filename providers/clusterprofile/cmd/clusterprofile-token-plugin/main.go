@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command clusterprofile-token-plugin is a reference exec credential plugin for ClusterProfile
 // access providers (KEP-5339): it returns the bearer token of a member cluster, read from a
 // Secret on the hub cluster.

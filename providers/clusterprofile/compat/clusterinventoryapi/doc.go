@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusterinventoryapi is multicluster-runtime v0.24.1's cluster-inventory-api provider
 // API on mcr's clusterprofile provider (mcr.dev/providers/clusterprofile). It is the import path
 // the sed of docs/migration.md maps sigs.k8s.io/multicluster-runtime/providers/cluster-inventory-api

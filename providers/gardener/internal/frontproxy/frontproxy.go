@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package frontproxy is a small HTTPS front-proxy that makes a plain kube-apiserver look like a
 // Gardener garden cluster to the Gardener provider's tests: it serves the adminkubeconfig
 // subresource of Shoots, which only gardener-apiserver implements, by minting short-lived

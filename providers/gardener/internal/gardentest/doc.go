@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gardentest runs a real Gardener API for the Gardener provider's tests: gardener-apiserver
 // (built from the Go module proxy by `make gardener-apiserver`) aggregated into a kube-apiserver
 // that plays the garden cluster, on an etcd of its own, beside kube-apiservers that play the

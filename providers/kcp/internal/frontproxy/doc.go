@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package frontproxy is a stand-in for one shard of a kcp APIExport virtual workspace, for tests:
 // a small HTTPS server that serves kcp's virtual-workspace protocol in front of real
 // kube-apiservers, so that kcp providers (ours, and kcp-dev's own multicluster-provider) can be

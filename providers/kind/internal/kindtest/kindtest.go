@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kindtest lets tests run the kind provider, and the real kind library under it, against
 // stand-in kind clusters: the docker stand-in of package standin on PATH, reporting node
 // containers whose kubeconfigs point at real kube-apiservers (envtest members).

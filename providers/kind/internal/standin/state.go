@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package standin is a stand-in for the docker command line, for testing the kind provider on
 // machines without a container engine. It answers the docker calls that the real
 // sigs.k8s.io/kind library makes to list kind clusters and read their kubeconfigs, from a state

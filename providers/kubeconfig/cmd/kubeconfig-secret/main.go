@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kubeconfig-secret enrolls a member cluster into a fleet served by mcr's kubeconfig
 // provider. On the member it creates a ServiceAccount with least-privilege RBAC and mints a token
 // for it (TokenRequest API); on the host it writes a labeled Secret holding a kubeconfig with

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubeconfig is multicluster-runtime v0.24.1's kubeconfig provider API on mcr's
 // kubeconfig provider (mcr.dev/providers/kubeconfig). It is the import path the sed of
 // docs/migration.md maps sigs.k8s.io/multicluster-runtime/providers/kubeconfig to, so that a

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package frontproxy is a test stand-in for the front door of a Milo apiserver: one HTTPS
 // endpoint that serves the Milo API itself (Projects, Events, ...) from a real kube-apiserver,
 // the "host", and every project's control plane under

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubeconfigstrategy holds multicluster-runtime v0.24.1's options for how its
 // cluster-inventory-api provider obtains a member's credentials, for the compatibility package
 // mcr.dev/providers/clusterprofile/compat/clusterinventoryapi. It is where the sed of

@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command docker is a stand-in for the docker command line that serves the calls the kind
 // library makes to list kind clusters and read their kubeconfigs, from the state directory named
 // by $MCR_KIND_STANDIN_STATE. See package mcr.dev/providers/kind/internal/standin.

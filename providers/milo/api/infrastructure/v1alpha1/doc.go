@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 holds the part of Milo's infrastructure.miloapis.com/v1alpha1 API that the
 // Milo provider (mcr.dev/providers/milo) reads: the cluster-scoped ProjectControlPlane and its
 // status conditions.

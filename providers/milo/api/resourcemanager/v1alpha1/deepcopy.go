@@ -1,3 +1,6 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Deep copies, written by hand in the shape controller-gen generates; keep them in step with the
 // types.
 
