@@ -498,9 +498,9 @@ func TestPolicyAllowsExecWhenEnabled(t *testing.T) {
 	writeKubeconfig(t, c, execKubeconfig(t, "west"))
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	setInitialized(t, c, true)
-	// Accepted by the policy, the plugin then fails to run: the failure is about reaching the
-	// cluster, not about the kubeconfig.
-	waitEvent(t, c, kit.ReasonClusterUnreachable)
+	// Accepted by the policy, the plugin then fails to run: the failure is the plugin's, not
+	// the kubeconfig's.
+	waitEvent(t, c, kit.ReasonCredentialPluginFailed)
 	if notes, err := events(t.Context(), c, kit.ReasonInvalidKubeconfig); err != nil || len(notes) != 0 {
 		t.Errorf("InvalidKubeconfig Events %q (%v) although the policy allows exec", notes, err)
 	}
