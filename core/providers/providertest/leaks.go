@@ -333,25 +333,14 @@ func ProcessesWithEnv(marker string) ([]string, error) {
 // timeout has passed (processes are reaped asynchronously; timeout only bounds a leak).
 func NoProcessesWithEnv(t testing.TB, marker string, timeout time.Duration) {
 	t.Helper()
-	var left []string
-	err := poll(timeout, func() bool {
-		var err error
-		left, err = ProcessesWithEnv(marker)
-		return err != nil || len(left) == 0
-	})
-	if err != nil || len(left) > 0 {
-		t.Errorf("processes left behind: %q", left)
-	}
-}
-
-// poll calls done every 50ms until it returns true or timeout has passed.
-func poll(timeout time.Duration, done func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done within %s", timeout)
+	Eventually(t, timeout, "no process with "+marker+" in its environment", func() error {
+		left, err := ProcessesWithEnv(marker)
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
+		if len(left) > 0 {
+			return fmt.Errorf("processes left behind: %q", left)
+		}
+		return nil
+	})
 }
