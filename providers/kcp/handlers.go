@@ -21,8 +21,10 @@ import (
 //     again when an endpoint starts anew (listed again after it was dropped, or retried after
 //     its first sync failed), so OnAdd must be idempotent;
 //   - OnUpdate with the old and the new object on each change, and on the watch's resyncs;
-//   - OnDelete when it is deleted, with its last state (a deletion seen only by a relist
-//     gives the object of the tombstone).
+//   - OnDelete when it is deleted, with its last state (a deletion seen only by a relist, or
+//     found by the provider's check against a live list after a reconnect, gives the object
+//     of the tombstone; when the watch's delete event races with that check, OnDelete may
+//     come twice).
 //
 // They tell objects, not engagements: they run as the watch sees the object, whether or not its
 // logical cluster is ready or engaged (the engagement follows, in the provider's sync). No

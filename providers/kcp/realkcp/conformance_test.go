@@ -5,7 +5,11 @@ package realkcp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +25,7 @@ import (
 	upstreammanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"mcr.dev/conformance"
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/kcp"
@@ -46,17 +51,48 @@ type realKCPHarness struct {
 	// builds mcr's kcp provider.
 	newProvider func(config *rest.Config) (multicluster.Provider, error)
 
+	// link, when set, is a forwarder before kcp that every connection of the providers goes
+	// through (see StopSource).
+	link *envtest.Forwarder
+
 	mu      sync.Mutex
 	members map[string]kcptest.Workspace // by member ID
 }
 
-var _ conformance.Harness = &realKCPHarness{}
+var (
+	_ conformance.Harness         = &realKCPHarness{}
+	_ conformance.SourceRestarter = &realKCPHarness{}
+)
+
+// providerConfig returns the config of the providers under test: the provider workspace's,
+// dialing kcp through the link when there is one. The slice lists kcp's own URL for its
+// virtual workspace, so the link is put in the dialer rather than in the config's host, which
+// reroutes the provider's requests to the endpoints too.
+func (h *realKCPHarness) providerConfig() *rest.Config {
+	cfg := server.WorkspaceConfig(h.provider.Path)
+	if h.link == nil {
+		return cfg
+	}
+	u, err := url.Parse(server.URL())
+	if err != nil {
+		panic(err) // kcptest's URL always parses
+	}
+	kcpPort, linkAddr := u.Port(), strings.TrimPrefix(h.link.URL(), "https://")
+	var d net.Dialer
+	cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if _, port, err := net.SplitHostPort(addr); err == nil && port == kcpPort {
+			addr = linkAddr
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	return cfg
+}
 
 func (h *realKCPHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	if h.newProvider != nil {
-		return h.newProvider(server.WorkspaceConfig(h.provider.Path))
+		return h.newProvider(h.providerConfig())
 	}
-	return kcp.New(server.WorkspaceConfig(h.provider.Path), exportName, kcp.Options{Options: kit.Options{
+	return kcp.New(h.providerConfig(), exportName, kcp.Options{Options: kit.Options{
 		CacheSyncTimeout: 30 * time.Second,
 		RetryMinDelay:    100 * time.Millisecond,
 		RetryMaxDelay:    2 * time.Second,
@@ -84,6 +120,17 @@ func (h *realKCPHarness) CreateMember(ctx context.Context, id string) (conforman
 		return conformance.Member{}, err
 	}
 	return conformance.Member{ID: id, Name: multicluster.ClusterName(ws.Cluster), Client: direct}, nil
+}
+
+// StopSource takes the link down: the providers' connections to kcp are refused and open ones
+// dropped, which to them is a restart of kcp, while kcp keeps serving the suite's own clients
+// (and the package's other tests).
+func (h *realKCPHarness) StopSource(context.Context) (func(context.Context) error, error) {
+	if h.link == nil {
+		return nil, errors.New("the harness has no link before kcp to take down")
+	}
+	h.link.Down()
+	return func(context.Context) error { return h.link.Up() }, nil
 }
 
 func (h *realKCPHarness) member(id string) (kcptest.Workspace, error) {
@@ -131,16 +178,27 @@ func (h *realKCPHarness) DeleteMember(ctx context.Context, m conformance.Member)
 	return nil
 }
 
-// TestConformance runs the mcr conformance suite's core tests against
-// the provider on real kcp, with its default options (APIBindings, ready when their Ready
-// condition is True). The extended features are left to the front-proxy run
+// TestConformance runs the mcr conformance suite's core tests and SourceRestart against the
+// provider on real kcp, with its default options (APIBindings, ready when their Ready condition
+// is True); the source's outage is a forwarder before kcp taken down. The other extended
+// features are left to the front-proxy run
 // (providers/kcp/conformance_test.go): kcp owns a binding's Ready condition, so a harness cannot
 // toggle it (MemberReadiness); the suite's probe fails the first Engage of a cluster whose name
 // contains the member's ID, and real kcp names a member after its logical cluster, a name the
 // harness cannot choose (EngageErrorRecovery); and 30 workspaces at once would add minutes to CI
 // (Scale).
 func TestConformance(t *testing.T) {
-	conformance.Run(t, newHarness(t, nil), conformance.Options{
+	h := newHarness(t, nil)
+	u, err := url.Parse(server.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.link, err = envtest.StartForwarder(u.Host); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.link.Close)
+	conformance.Run(t, h, conformance.Options{
+		Features: []conformance.Feature{conformance.SourceRestart},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",
 			Project:      "mcr.dev/providers/kcp",
