@@ -196,10 +196,7 @@ func TestConformance(t *testing.T) {
 			conformance.EngageErrorRecovery,
 			conformance.Scale,
 			conformance.PeriodicResync,
-			// Not SourceRestart yet, although the harness implements it: a binding deleted while
-			// the wildcard watch reconnects stays in the cache (kcp-dev/apimachinery v2.32.0 drops
-			// the relist's tombstone, see TestHostRestart), so SurvivesSourceRestart fails about
-			// every other run with the deleted member still engaged.
+			conformance.SourceRestart,
 		},
 		Implementation: conformance.Implementation{
 			Organization: "mcr",

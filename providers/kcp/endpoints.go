@@ -6,6 +6,7 @@ package kcp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -80,7 +81,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 		}
 		return kit.Result{}
 	case ep.running():
-		return kit.Result{}
+		return p.checkEndpoint(ctx, ep)
 	}
 	if err := kubeconfig.CheckServerURL("an endpoint URL of "+p.objectKind, url); err != nil {
 		// Refused until the object lists another URL: a URL with credentials must never reach
@@ -120,7 +121,8 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		return err
 	}
 	cfg.Host = ep.url
-	wc, err := newWildcardCache(cfg, p.opts.Scheme)
+	// A relist of one of the cache's informers queues the endpoint, whose sync checks it.
+	wc, err := newWildcardCache(cfg, p.opts.Scheme, func() { p.engine.Add(key{Endpoint: ep.url}) })
 	if err != nil {
 		return err
 	}
@@ -165,6 +167,51 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 	ep.config, ep.cache, ep.informer, ep.stopCache = cfg, wc, informer, stop
 	ep.mu.Unlock()
 	return nil
+}
+
+// checkEndpoint checks the caches of a running endpoint against live lists (truth.go): those of
+// the informers that listed again since the last check, after a watch that could not resume,
+// and always the watched type's, a safety net at every resync of the endpoint
+// (Options.ResyncPeriod) that costs one list of the watched objects. Objects whose deletion
+// the informers missed are removed and reported, and their handlers told; the logical
+// clusters of the watched ones are synced again, which disengages those left without objects.
+func (p *Provider) checkEndpoint(ctx context.Context, ep *endpoint) kit.Result {
+	ep.mu.RLock()
+	wc, informer := ep.cache, ep.informer
+	ep.mu.RUnlock()
+	if wc == nil {
+		return kit.Result{}
+	}
+	watched := wc.truthCheck(informer)
+	checks := wc.relisted()
+	if watched != nil && !slices.Contains(checks, watched) {
+		checks = append(checks, watched)
+	}
+	retry := false
+	for _, check := range checks {
+		checkCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
+		missed, err := check.verify(checkCtx)
+		cancel()
+		for _, m := range missed {
+			o, ok := kit.ObjectOf(m.obj)
+			if !ok {
+				continue
+			}
+			name := logicalcluster.From(o)
+			Errors.WithLabelValues(reasonMissedDeletion).Inc()
+			ep.log.Info("The endpoint's watch missed a deletion; removed the object from the cache",
+				"cluster", name.String(), "kind", check.kind, "object", client.ObjectKeyFromObject(o).String())
+			if check == watched && name.IsValid() {
+				p.engine.Add(key{LogicalCluster: name})
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			ep.log.Error(err, "Checking the endpoint's cache against a live list; retrying", "kind", check.kind)
+			check.relisted.Store(true)
+			retry = true
+		}
+	}
+	return kit.Result{Retry: retry}
 }
 
 // watchedObjectHandler returns the event handler of the endpoint's informer of the watched

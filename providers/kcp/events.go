@@ -38,6 +38,11 @@ const (
 	// reasonInvalidObject is the metric reason of an object without a valid kcp.io/cluster.
 	reasonInvalidObject = "InvalidObject"
 
+	// reasonMissedDeletion is the metric reason of an object whose deletion an endpoint's watch
+	// missed (deleted while the watch was down, and dropped by the informer's relist), found
+	// by the check against a live list after a reconnect or at a resync.
+	reasonMissedDeletion = "MissedDeletion"
+
 	// reasonHandlerPanicked is the metric reason of a panic of one of Options.Handlers.
 	reasonHandlerPanicked = "HandlerPanicked"
 )

@@ -207,7 +207,7 @@ func FuzzWildcardCacheErrors(f *testing.F) {
 	f.Add("")
 	f.Fuzz(func(t *testing.T, endpointURL string) {
 		cfg := &rest.Config{Host: endpointURL, BearerToken: token}
-		wc, err := newWildcardCache(cfg, scheme)
+		wc, err := newWildcardCache(cfg, scheme, nil)
 		if err != nil {
 			if strings.Contains(err.Error(), token) {
 				t.Fatalf("newWildcardCache(%q): the error quotes the token: %v", endpointURL, err)

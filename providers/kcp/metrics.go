@@ -14,8 +14,9 @@ import (
 // endpoint of the endpoint object cannot be watched), InvalidEndpointObject (its URLs cannot be
 // read), EngageFailed, ClusterUnreachable and ClusterSetupFailed (a ready logical cluster cannot
 // be engaged), each counted every attempt, InvalidObject (an object of the watched type without
-// a valid kcp.io/cluster annotation; counted each time it changes) and HandlerPanicked (a panic
-// of one of Options.Handlers).
+// a valid kcp.io/cluster annotation; counted each time it changes), HandlerPanicked (a panic
+// of one of Options.Handlers) and MissedDeletion (an object deleted while an endpoint's watch
+// was down that the informer's relist kept, found by the check against a live list).
 //
 // BrokenLogicalClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready
 // logical clusters that cannot be engaged at the moment, summed over the kcp providers of the

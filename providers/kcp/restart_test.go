@@ -6,10 +6,13 @@ package kcp_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,17 +27,26 @@ import (
 	"mcr.dev/providers/kcp/internal/frontproxy"
 )
 
-// TestHostRestart stops, on a fleet of its own, every apiserver the provider depends on: the
-// one that holds the APIExportEndpointSlice (the APIExport's workspace) and the one behind the
-// shard that holds the logical clusters' APIBindings (the workspaces), keeps them down for
-// longer than Options.CacheSyncTimeout and starts them again with their data and addresses. The
-// engaged logical clusters must stay engaged through the outage, and afterwards the provider
-// must engage a logical cluster that appears and disengage one whose binding goes.
-func TestHostRestart(t *testing.T) {
-	const (
-		cacheSyncTimeout = 5 * time.Second
-		outage           = 3 * cacheSyncTimeout
-	)
+// restartFixture is a fleet of its own for the outage tests: the apiserver "kcp" holds the
+// APIExportEndpointSlice, and the apiserver "shard" the APIBindings of the logical clusters,
+// served by a front-proxy shard the slice lists (through a forwarder when the test asks for one).
+type restartFixture struct {
+	fleet *envtest.Fleet
+	shard *frontproxy.Server
+	// link is before the shard, nil without one.
+	link *envtest.Forwarder
+	// cfg reaches the slice's workspace with the shard's token and CA.
+	cfg *rest.Config
+	// newCluster adds a logical cluster with a ready binding to the shard.
+	newCluster func(hint string) binding
+}
+
+const restartBackend = "restart-shard"
+
+// newRestartFixture starts the fleet, the shard and the slice; with forwarded set, the slice
+// lists the shard through a forwarder the test can take down.
+func newRestartFixture(t *testing.T, forwarded bool) *restartFixture {
+	t.Helper()
 	f := envtest.StartForTest(t, "kcp", "shard")
 	ctx := t.Context()
 	if err := errors.Join(
@@ -48,27 +60,31 @@ func TestHostRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The binding helpers find the shard's apiserver by name.
-	const backend = "restart-shard"
-	if backends[backend], err = client.New(f.Member("shard").Config(), client.Options{Scheme: scheme}); err != nil {
+	if backends[restartBackend], err = client.New(f.Member("shard").Config(), client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { delete(backends, backend) })
+	t.Cleanup(func() { delete(backends, restartBackend) })
 	shard, err := frontproxy.Start(frontproxy.Options{
 		Token:    token,
-		Backends: []frontproxy.Backend{{Name: backend, Config: f.Member("shard").Config()}},
+		Backends: []frontproxy.Backend{{Name: restartBackend, Config: f.Member("shard").Config()}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(shard.Close)
-	newCluster := func(hint string) binding {
+	r := &restartFixture{fleet: f, shard: shard}
+	r.newCluster = func(hint string) binding {
 		name := logicalcluster.Name(uniqueName(t, hint))
-		if err := shard.AddCluster(name, backend); err != nil {
+		if err := shard.AddCluster(name, restartBackend); err != nil {
 			t.Fatal(err)
 		}
-		return newBinding(t, backend, name, name.String()+"-binding", "", true)
+		return newBinding(t, restartBackend, name, name.String()+"-binding", "", true)
 	}
 
+	url := shard.URL()
+	if forwarded {
+		r.link, url = forwardShard(t, shard)
+	}
 	slice := &apisv1alpha1.APIExportEndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: exportName},
 		Spec:       apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Name: exportName}},
@@ -76,16 +92,32 @@ func TestHostRestart(t *testing.T) {
 	if err := kcpClient.Create(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
-	slice.Status.APIExportEndpoints = []apisv1alpha1.APIExportEndpoint{{URL: shard.URL()}}
+	slice.Status.APIExportEndpoints = []apisv1alpha1.APIExportEndpoint{{URL: url}}
 	if err := kcpClient.Status().Update(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
+	r.cfg = f.Member("kcp").Config()
+	r.cfg.BearerToken = token
+	r.cfg.CAData = append(r.cfg.CAData, shard.CAData()...)
+	return r
+}
 
+// TestHostRestart stops, on a fleet of its own, every apiserver the provider depends on: the
+// one that holds the APIExportEndpointSlice (the APIExport's workspace) and the one behind the
+// shard that holds the logical clusters' APIBindings (the workspaces), keeps them down for
+// longer than Options.CacheSyncTimeout and starts them again with their data and addresses. The
+// engaged logical clusters must stay engaged through the outage, and afterwards the provider
+// must engage a logical cluster that appears and disengage one whose binding goes.
+func TestHostRestart(t *testing.T) {
+	const (
+		cacheSyncTimeout = 5 * time.Second
+		outage           = 3 * cacheSyncTimeout
+	)
+	r := newRestartFixture(t, false)
+	f, newCluster := r.fleet, r.newCluster
+	ctx := t.Context()
 	stays, goes := newCluster("stays"), newCluster("goes")
-	cfg := f.Member("kcp").Config()
-	cfg.BearerToken = token
-	cfg.CAData = append(cfg.CAData, shard.CAData()...)
-	s := startWithConfig(t, cfg, exportName, kcp.Options{Options: kit.Options{
+	s := startWithConfig(t, r.cfg, exportName, kcp.Options{Options: kit.Options{
 		CacheSyncTimeout: cacheSyncTimeout,
 		RetryMinDelay:    100 * time.Millisecond,
 		RetryMaxDelay:    2 * time.Second,
@@ -119,10 +151,8 @@ func TestHostRestart(t *testing.T) {
 	added := newCluster("added")
 	s.waitEngaged(t, added.cluster)
 	t.Logf("a logical cluster added after the restart was engaged %s after it", time.Since(restarted).Round(100*time.Millisecond))
-	// Removed once the endpoint's watch is back. A binding deleted while the watch reconnects
-	// is found gone by the relist, and the informer of kcp-dev/apimachinery v2.32.0 drops such
-	// deletes: its store's key function refuses the DeletedFinalStateUnknown tombstone (fixed
-	// upstream by kcp-dev/kcp#4364), so the logical cluster would stay engaged.
+	// Removed once the endpoint's watch is back (TestBindingDeletedDuringOutage deletes one
+	// while the watch is down).
 	if err := goes.delete(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +167,92 @@ func TestHostRestart(t *testing.T) {
 	if n := s.rec.Count(multicluster.ClusterName(stays.cluster)); n != 1 {
 		t.Errorf("the logical cluster that stayed was engaged %d times, want once", n)
 	}
+}
+
+// TestBindingDeletedDuringOutage deletes the only binding of a logical cluster while the
+// endpoint's watch is down (a forwarder before the shard refuses connections) and restarts the
+// shard's apiserver meanwhile, so that the watch cannot resume where it stopped and the
+// informer lists again. That list no longer has the binding, and the informer of
+// kcp-dev/apimachinery v2.32.0 keeps it: its store refuses the relist's
+// DeletedFinalStateUnknown tombstone. The provider's check against a live list after the
+// reconnect must find it gone: the logical cluster is disengaged, Options.Handlers hear
+// OnDelete, the miss is logged with the cluster and counted, and the other logical cluster
+// stays engaged, once. ResyncPeriod is an hour, so only the reconnect can start the check.
+func TestBindingDeletedDuringOutage(t *testing.T) {
+	r := newRestartFixture(t, true)
+	ctx := t.Context()
+	stays, goes := r.newCluster("stays"), r.newCluster("goes")
+	deletes := &deleteRecorder{}
+	s := startWithConfig(t, r.cfg, exportName, kcp.Options{
+		Options: kit.Options{
+			CacheSyncTimeout: 5 * time.Second,
+			RetryMinDelay:    100 * time.Millisecond,
+			RetryMaxDelay:    2 * time.Second,
+			ResyncPeriod:     time.Hour,
+		},
+		Handlers: []kcp.Handler{deletes},
+	}, providertest.NewRecorder())
+	eStays, eGoes := s.waitEngaged(t, stays.cluster), s.waitEngaged(t, goes.cluster)
+	missedBefore := testutil.ToFloat64(kcp.Errors.WithLabelValues("MissedDeletion"))
+
+	r.link.Down()
+	if err := goes.delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	apiserver := r.fleet.Member("shard")
+	if err := apiserver.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiserver.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !eGoes.Alive() {
+		t.Fatal("the logical cluster was disengaged while the endpoint's watch was down: the test cannot show the relist")
+	}
+	if err := r.link.Up(); err != nil {
+		t.Fatal(err)
+	}
+	reconnected := time.Now()
+
+	s.waitDisengaged(t, goes.cluster, eGoes)
+	t.Logf("disengaged %s after the watch could reconnect", time.Since(reconnected).Round(100*time.Millisecond))
+	s.waitLog(t, "missed a deletion", goes.cluster.String(), "APIBinding")
+	eventually(t, "OnDelete of the deleted binding", func() error {
+		if !deletes.saw(goes.cluster) {
+			return errors.New("no OnDelete for the binding of " + goes.cluster.String())
+		}
+		return nil
+	})
+	if got := testutil.ToFloat64(kcp.Errors.WithLabelValues("MissedDeletion")) - missedBefore; got < 1 {
+		t.Errorf("MissedDeletion counted %v times, want at least once", got)
+	}
+	if !eStays.Alive() {
+		t.Error("the logical cluster that stayed was disengaged")
+	}
+	if n := s.rec.Count(multicluster.ClusterName(stays.cluster)); n != 1 {
+		t.Errorf("the logical cluster that stayed was engaged %d times, want once", n)
+	}
+}
+
+// deleteRecorder is a Handler that remembers the logical clusters of the objects deleted.
+type deleteRecorder struct {
+	mu      sync.Mutex
+	deleted map[logicalcluster.Name]bool
+}
+
+func (d *deleteRecorder) OnAdd(client.Object)         {}
+func (d *deleteRecorder) OnUpdate(_, _ client.Object) {}
+func (d *deleteRecorder) OnDelete(obj client.Object) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.deleted == nil {
+		d.deleted = map[logicalcluster.Name]bool{}
+	}
+	d.deleted[logicalcluster.From(obj)] = true
+}
+
+func (d *deleteRecorder) saw(name logicalcluster.Name) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.deleted[name]
 }

@@ -47,9 +47,18 @@ type wildcardCache struct {
 
 	mu      sync.Mutex
 	indexed map[string]struct{} // clusters.Index keys of the field indexes added
+
+	// checksMu guards checks, the truth check of every informer of the cache (truth.go),
+	// which the informer constructor adds to while mu may be held.
+	checksMu sync.Mutex
+	checks   []*truthCheck
+	// onRelist is told when one of the informers lists again after its first list.
+	onRelist func()
 }
 
-func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme) (*wildcardCache, error) {
+// newWildcardCache returns the cache of the endpoint cfg points at; onRelist is called when
+// one of its informers lists again, after a watch that could not resume.
+func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme, onRelist func()) (*wildcardCache, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Host = strings.TrimSuffix(cfg.Host, "/") + logicalcluster.Wildcard.RequestPath()
 	httpClient, err := rest.HTTPClientFor(cfg)
@@ -60,35 +69,74 @@ func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme) (*wildcardCache,
 	if err != nil {
 		return nil, fmt.Errorf("creating the REST mapper for %s: %w", cfg.Host, err)
 	}
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:      scheme,
-		Mapper:      mapper,
-		HTTPClient:  httpClient,
-		NewInformer: newClusterAwareInformer,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the cache for %s: %w", cfg.Host, err)
-	}
-	return &wildcardCache{
-		Cache:      c,
+	wc := &wildcardCache{
 		scheme:     scheme,
 		mapper:     mapper,
 		httpClient: httpClient,
 		indexed:    map[string]struct{}{},
-	}, nil
+		onRelist:   onRelist,
+	}
+	wc.Cache, err = cache.New(cfg, cache.Options{
+		Scheme:      scheme,
+		Mapper:      mapper,
+		HTTPClient:  httpClient,
+		NewInformer: wc.newClusterAwareInformer,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache for %s: %w", cfg.Host, err)
+	}
+	return wc, nil
 }
 
 // newClusterAwareInformer is the informer constructor of the wildcard cache: kcp's informer,
 // whose store keys objects by logical cluster, so that objects of the same namespace and name in
-// different logical clusters do not overwrite each other.
-func newClusterAwareInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+// different logical clusters do not overwrite each other. Its ListerWatcher tells the cache's
+// truth check about relists (truth.go).
+func (c *wildcardCache) newClusterAwareInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 	all := maps.Clone(indexers)
 	if all == nil {
 		all = toolscache.Indexers{}
 	}
 	all[kcpcache.ClusterIndexName] = kcpcache.ClusterIndexFunc
 	all[kcpcache.ClusterAndNamespaceIndexName] = kcpcache.ClusterAndNamespaceIndexFunc
-	return kcpinformers.NewSharedIndexInformer(lw, obj, resync, all)
+	check := &truthCheck{kind: fmt.Sprintf("%T", obj), lw: toolscache.ToListerWatcherWithContext(lw), onRelist: c.onRelist}
+	if gvk, err := apiutil.GVKForObject(obj, c.scheme); err == nil {
+		check.kind = gvk.Kind
+	}
+	informer := kcpinformers.NewSharedIndexInformer(relistWatcher{inner: check.lw, check: check}, obj, resync, all)
+	check.informer = informer
+	// kcp's informer is a ResourceEventHandler itself, which is how it notifies its handlers.
+	check.notify, _ = informer.(toolscache.ResourceEventHandler)
+	c.checksMu.Lock()
+	c.checks = append(c.checks, check)
+	c.checksMu.Unlock()
+	return informer
+}
+
+// truthCheck returns the truth check of informer, nil if it is not one of the cache's.
+func (c *wildcardCache) truthCheck(informer toolscache.SharedIndexInformer) *truthCheck {
+	c.checksMu.Lock()
+	defer c.checksMu.Unlock()
+	for _, check := range c.checks {
+		if check.informer == informer {
+			return check
+		}
+	}
+	return nil
+}
+
+// relisted returns the truth checks of the informers that listed again since they were last
+// returned.
+func (c *wildcardCache) relisted() []*truthCheck {
+	c.checksMu.Lock()
+	defer c.checksMu.Unlock()
+	var due []*truthCheck
+	for _, check := range c.checks {
+		if check.takeRelisted() {
+			due = append(due, check)
+		}
+	}
+	return due
 }
 
 // informerFor describes the shared informer serving one type.
