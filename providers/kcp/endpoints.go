@@ -6,7 +6,6 @@ package kcp
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -170,11 +169,12 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 }
 
 // checkEndpoint checks the caches of a running endpoint against live lists (truth.go): those of
-// the informers that listed again since the last check, after a watch that could not resume,
-// and always the watched type's, a safety net at every resync of the endpoint
-// (Options.ResyncPeriod) that costs one list of the watched objects. Objects whose deletion
-// the informers missed are removed and reported, and their handlers told; the logical
-// clusters of the watched ones are synced again, which disengages those left without objects.
+// the informers that listed again since the last check, after a watch that could not resume.
+// Objects whose deletion the informers missed are removed and reported, and their handlers told;
+// the logical clusters of the watched ones are synced again, which disengages those left without
+// objects. A resync lists nothing: a watch that resumes from its resource version delivers the
+// deletions it missed as events, and a relist is always noticed, so a periodic list of every
+// endpoint would only cost the shards a full list of the watched type.
 func (p *Provider) checkEndpoint(ctx context.Context, ep *endpoint) kit.Result {
 	ep.mu.RLock()
 	wc, informer := ep.cache, ep.informer
@@ -184,9 +184,6 @@ func (p *Provider) checkEndpoint(ctx context.Context, ep *endpoint) kit.Result {
 	}
 	watched := wc.truthCheck(informer)
 	checks := wc.relisted()
-	if watched != nil && !slices.Contains(checks, watched) {
-		checks = append(checks, watched)
-	}
 	retry := false
 	for _, check := range checks {
 		checkCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
