@@ -7,8 +7,10 @@ import (
 	"context"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
@@ -22,6 +24,9 @@ import (
 // InnerNamespace. Everything not about namespaced objects (config, scheme, REST mapper, HTTP
 // client) is the host's.
 type Cluster struct {
+	// uid is the UID of the namespace the cluster was built for: a namespace created again
+	// under the same name is another cluster.
+	uid      types.UID
 	scope    *scope
 	client   *namespacedClient
 	cache    *namespacedCache
@@ -31,10 +36,11 @@ type Cluster struct {
 
 var _ cluster.Cluster = &Cluster{}
 
-func newCluster(p *Provider, namespace string) *Cluster {
-	s := &scope{host: p.host, namespace: namespace}
+func newCluster(p *Provider, ns *corev1.Namespace) *Cluster {
+	s := &scope{host: p.host, namespace: ns.Name}
 	handlers := newHandlerSet()
 	return &Cluster{
+		uid:    ns.UID,
 		scope:  s,
 		client: newClient(s, p.host.GetClient()),
 		cache: &namespacedCache{

@@ -27,12 +27,16 @@
 // # Lifecycle
 //
 // The host cluster is started by its owner, typically by being the manager's local cluster or
-// a runnable added to it; the provider never starts it. Start watches Namespaces on the host: a
-// new namespace is engaged, one that is deleted, or that gets a deletionTimestamp, is disengaged.
-// Disengaging at the deletionTimestamp rather than at the final delete stops controllers from
-// fighting the namespace controller while it empties a terminating namespace, in which the
-// apiserver refuses new objects anyway. Deletions seen only as cache.DeletedFinalStateUnknown
-// tombstones are handled like any other delete.
+// a runnable added to it; the provider never starts it. The provider runs on the provider kit
+// (mcr.dev/core/providers/kit): Start watches Namespaces on the host (waiting at most
+// CacheSyncTimeout for them to sync); a new namespace is engaged, one that is deleted, or that
+// gets a deletionTimestamp, is disengaged. Disengaging at the deletionTimestamp rather than at
+// the final delete stops controllers from fighting the namespace controller while it empties a
+// terminating namespace, in which the apiserver refuses new objects anyway. Deletions seen only
+// as cache.DeletedFinalStateUnknown tombstones are handled like any other delete. A namespace
+// that cannot be engaged is retried with backoff, every engaged namespace is synced again
+// periodically, and FleetStatus reports whether the first list has been synced and which
+// namespaces fail.
 //
 // # Shared informers and O(1) event dispatch
 //

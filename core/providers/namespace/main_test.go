@@ -20,6 +20,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/providertest"
 )
 
 // fleet is started by the first test that needs it and shared by all; benchmarks of the
@@ -65,42 +66,24 @@ func startHost(t *testing.T) cluster.Cluster {
 	return host
 }
 
-// engagements is an Aware that records which clusters are engaged.
-type engagements struct {
-	mu      sync.Mutex
-	engaged map[multicluster.ClusterName]cluster.Cluster
-	count   int
-}
-
-func (e *engagements) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.engaged == nil {
-		e.engaged = map[multicluster.ClusterName]cluster.Cluster{}
+// engaged returns the cluster engaged under name, nil when none is.
+func engaged(aware *providertest.Recorder, name multicluster.ClusterName) cluster.Cluster {
+	if e, _ := aware.Latest(name); e.Alive() {
+		return e.Cluster
 	}
-	e.engaged[name] = cl
-	e.count++
-	context.AfterFunc(ctx, func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.engaged[name] == cl {
-			delete(e.engaged, name)
-		}
-	})
 	return nil
 }
 
-func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.engaged[name]
+// startProvider runs a namespace provider on host for the duration of the test.
+func startProvider(t *testing.T, host cluster.Cluster) (*Provider, *providertest.Recorder) {
+	t.Helper()
+	aware := providertest.NewRecorder()
+	return startProviderWith(t, New(host, Options{}), aware), aware
 }
 
-// startProvider runs a namespace provider on host for the duration of the test.
-func startProvider(t *testing.T, host cluster.Cluster) (*Provider, *engagements) {
+// startProviderWith runs p with aware for the duration of the test.
+func startProviderWith(t *testing.T, p *Provider, aware multicluster.Aware) *Provider {
 	t.Helper()
-	p := New(host, Options{})
-	aware := &engagements{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Start(ctx, aware) }()
@@ -110,7 +93,7 @@ func startProvider(t *testing.T, host cluster.Cluster) (*Provider, *engagements)
 			t.Errorf("Start: %v", err)
 		}
 	})
-	return p, aware
+	return p
 }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
@@ -135,15 +118,15 @@ func uniqueName(base string) string {
 
 // createNamespace creates a namespace named after base on the host and waits until the
 // provider engaged it.
-func createNamespace(t *testing.T, host cluster.Cluster, aware *engagements, base string) *Cluster {
+func createNamespace(t *testing.T, host cluster.Cluster, aware *providertest.Recorder, base string) *Cluster {
 	t.Helper()
 	name := uniqueName(base)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := host.GetClient().Create(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "namespace "+name+" to be engaged", func() bool { return aware.get(multicluster.ClusterName(name)) != nil })
-	return aware.get(multicluster.ClusterName(name)).(*Cluster)
+	waitFor(t, "namespace "+name+" to be engaged", func() bool { return engaged(aware, multicluster.ClusterName(name)) != nil })
+	return engaged(aware, multicluster.ClusterName(name)).(*Cluster)
 }
 
 // removeNamespace deletes a namespace for good. A bare apiserver has no namespace controller, so

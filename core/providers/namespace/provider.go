@@ -5,32 +5,36 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	toolscache "k8s.io/client-go/tools/cache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 )
+
+// providerName names the provider's logger and queue.
+const providerName = "namespace-provider"
 
 var (
 	_ multicluster.Provider         = &Provider{}
 	_ multicluster.ProviderRunnable = &Provider{}
+	_ multicluster.StatusReporter   = &Provider{}
 )
 
 // Options configures a Provider. The zero value of every field selects its default.
 type Options struct {
-	// CacheSyncTimeout bounds how long engaging a namespace waits for the host cache to sync.
+	// CacheSyncTimeout bounds how long engaging a namespace waits for the host cache to sync,
+	// and how long Start waits for the host's Namespaces to sync.
 	//
 	// Defaults to clusters.DefaultCacheSyncTimeout (one minute).
 	CacheSyncTimeout time.Duration
@@ -43,29 +47,19 @@ type Options struct {
 
 // Provider engages every Namespace of a host cluster as a cluster. Create it with New.
 type Provider struct {
-	host cluster.Cluster
-	log  logr.Logger
-	set  *clusters.Clusters[*Cluster]
+	// Members supplies Get, ClusterNames, ListClusters, FleetStatus and Start, which runs the
+	// engine: a namespace that cannot be engaged is retried with backoff, and every engaged
+	// namespace is resynced periodically.
+	kit.Members[string]
 
-	mu       sync.Mutex
-	startCtx context.Context // nil until Start
-	aware    multicluster.Aware
-	// engaged holds the live generation of each namespace; retiring the completion of the
-	// previous generation of a namespace, which a re-created namespace waits for.
-	engaged   map[string]*generation
-	retiring  map[string]chan struct{}
-	workers   sync.WaitGroup
+	host   cluster.Cluster
+	engine *kit.Engine[string]
+
+	mu        sync.Mutex
 	indexKeys map[string]struct{}
 
 	dispatchMu  sync.Mutex
 	dispatchers map[cache.Informer]*dispatcher
-}
-
-// generation is one engagement of a namespace, from its add to its delete.
-type generation struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{} // closed once its engage attempt has finished
 }
 
 // New returns a provider for the namespaces of host. host must be started by its owner, for
@@ -73,161 +67,83 @@ type generation struct {
 // most one (New(host) is multicluster-runtime's spelling), are defaulted here.
 func New(host cluster.Cluster, options ...Options) *Provider {
 	opts := clusters.OneOptions("namespace.New", options)
-	if opts.Log.GetSink() == nil {
-		opts.Log = ctrllog.Log.WithName("namespace-provider")
-	}
-	return &Provider{
-		host: host,
-		log:  opts.Log,
-		set: clusters.New(clusters.Options[*Cluster]{
-			CacheSyncTimeout: opts.CacheSyncTimeout,
-			Log:              opts.Log,
-		}),
-		engaged:     map[string]*generation{},
-		retiring:    map[string]chan struct{}{},
+	return newProvider(host, kit.Options{CacheSyncTimeout: opts.CacheSyncTimeout, Logger: opts.Log})
+}
+
+// newProvider returns a provider with the kit's options, which tests shorten.
+func newProvider(host cluster.Cluster, opts kit.Options) *Provider {
+	p := &Provider{
+		host:        host,
 		indexKeys:   map[string]struct{}{},
 		dispatchers: map[cache.Informer]*dispatcher{},
 	}
-}
-
-// Start watches the host's Namespaces and engages each with aware until it is deleted or
-// terminating; it blocks until ctx ends and returns once every namespace-cluster is disengaged.
-// Start may be called only once.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	p.mu.Lock()
-	if p.startCtx != nil {
-		p.mu.Unlock()
-		return errors.New("namespace provider: Start called twice")
-	}
-	p.startCtx, p.aware = ctx, aware
-	p.mu.Unlock()
-
-	informer, err := p.host.GetCache().GetInformer(ctx, &corev1.Namespace{})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped before the host cache synced
-		}
-		return fmt.Errorf("namespace provider: watching namespaces: %w", err)
-	}
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    p.onNamespace,
-		UpdateFunc: func(_, obj any) { p.onNamespace(obj) },
-		DeleteFunc: p.onNamespaceDeleted,
+	// Init fails only without a name, a set or a sync, all given here. No Host: the host is
+	// run by its owner, and the provider records no Events (it only reads from the host).
+	p.engine, _ = p.Init(kit.EngineOptions[string]{
+		Name:    providerName,
+		Options: opts,
+		Sync:    p.sync,
+		Sources: []kit.Source[string]{namespaceSource{p}},
+		Subject: "Namespace",
 	})
-	if err != nil {
-		return fmt.Errorf("namespace provider: watching namespaces: %w", err)
-	}
-
-	<-ctx.Done()
-
-	if err := informer.RemoveEventHandler(reg); err != nil {
-		p.log.Error(err, "Failed to remove the namespace event handler")
-	}
-	p.mu.Lock()
-	for name, g := range p.engaged {
-		g.cancel()
-		delete(p.engaged, name)
-	}
-	p.mu.Unlock()
-	p.workers.Wait()
-	return nil
+	return p
 }
 
-func (p *Provider) onNamespace(obj any) {
-	ns, ok := obj.(*corev1.Namespace)
-	if !ok {
-		return
-	}
-	if ns.DeletionTimestamp != nil {
-		p.disengage(ns.Name)
-		return
-	}
-	p.engage(ns.Name)
+// namespaceSource queues the name of every Namespace of the host that is added, updated or
+// deleted (tombstones included). It reads the host's cache only once started, so that New does
+// not touch the host.
+type namespaceSource struct{ p *Provider }
+
+func (s namespaceSource) Start(ctx context.Context, e *kit.Engine[string]) (stop func(), err error) {
+	return kit.HostObjects[string]{
+		Informers: s.p.host.GetCache(),
+		Watches: []kit.Watch[string]{{
+			Object:   &corev1.Namespace{},
+			Kind:     "Namespaces",
+			Keys:     func(obj client.Object) []string { return []string{obj.GetName()} },
+			SyncHint: "can the host's client list and watch Namespaces?",
+		}},
+	}.Start(ctx, e)
 }
 
-func (p *Provider) onNamespaceDeleted(obj any) {
-	switch o := obj.(type) {
-	case *corev1.Namespace:
-		p.disengage(o.Name)
-	case toolscache.DeletedFinalStateUnknown:
-		// The delete was missed during a re-list; the tombstone may hold the last known state.
-		if ns, ok := o.Obj.(*corev1.Namespace); ok {
-			p.disengage(ns.Name)
-			return
+// sync engages the namespace name while it exists and is not terminating, and disengages it
+// otherwise. Disengaging at the deletionTimestamp rather than at the final delete stops
+// controllers from fighting the namespace controller while it empties the namespace.
+func (p *Provider) sync(ctx context.Context, name string) kit.Result {
+	clusterName := multicluster.ClusterName(name)
+	ns := &corev1.Namespace{}
+	err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		p.engine.Disengage(clusterName, nil, "the namespace is gone")
+		return kit.Result{}
+	case err != nil:
+		if ctx.Err() != nil {
+			return kit.Result{}
 		}
-		if _, name, err := toolscache.SplitMetaNamespaceKey(o.Key); err == nil {
-			p.disengage(name)
-		}
+		p.engine.Logger().Error(err, "Reading the namespace from the host cache", "cluster", name)
+		return kit.Result{Retry: true}
+	case ns.DeletionTimestamp != nil:
+		p.engine.Disengage(clusterName, nil, "the namespace is terminating")
+		return kit.Result{}
 	}
-}
 
-// engage starts engaging a namespace unless it is engaged already. It never blocks: the engage
-// runs in its own goroutine, after any previous generation of the namespace has stopped.
-func (p *Provider) engage(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.engaged[name]; ok || p.startCtx.Err() != nil {
-		return
+	// The engaged instance, when there is one, stays; an instance whose engage failed has
+	// stopped (its handlers are closed) and is never engaged again.
+	var cl *Cluster
+	if engaged, err := p.GetTyped(ctx, clusterName); err == nil {
+		cl, _ = engaged.(*Cluster)
 	}
-	ctx, cancel := context.WithCancel(p.startCtx)
-	g := &generation{ctx: ctx, cancel: cancel, done: make(chan struct{})}
-	p.engaged[name] = g
-	previous := p.retiring[name]
-	p.workers.Add(1)
-	go p.run(name, g, previous)
-}
-
-// run engages one generation of a namespace and, once it is disengaged, removes its event
-// handlers; only then may a re-created namespace of the same name be engaged.
-func (p *Provider) run(name string, g *generation, previous chan struct{}) {
-	defer p.workers.Done()
-	defer func() {
-		p.mu.Lock()
-		if p.retiring[name] == g.done {
-			delete(p.retiring, name)
-		}
-		p.mu.Unlock()
-		close(g.done)
-	}()
-	if previous != nil {
-		<-previous
+	if cl != nil && cl.uid != ns.UID {
+		// Deleted and created again since the last sync: the old namespace's cluster goes
+		// before the new one comes, as it would had each event been seen.
+		p.engine.Disengage(clusterName, nil, "the namespace was created again")
+		cl = nil
 	}
-	cl := newCluster(p, name)
-	defer cl.handlers.close()
-
-	// The host cluster is started by its owner, so the set only waits for its cache to sync.
-	err := p.set.Add(g.ctx, multicluster.ClusterName(name), cl, p.aware, clusters.AlreadyRunning())
-	if err != nil {
-		if g.ctx.Err() == nil {
-			p.log.Error(err, "Failed to engage namespace; retrying on its next update", "cluster", name)
-			p.mu.Lock()
-			if p.engaged[name] == g {
-				delete(p.engaged, name)
-			}
-			p.mu.Unlock()
-		}
-		return
+	if cl == nil {
+		cl = newCluster(p, ns)
 	}
-	<-g.ctx.Done()
-	p.set.Remove(multicluster.ClusterName(name))
-}
-
-func (p *Provider) disengage(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	g, ok := p.engaged[name]
-	if !ok {
-		return
-	}
-	delete(p.engaged, name)
-	p.retiring[name] = g.done
-	g.cancel()
-}
-
-// Get returns the cluster of the named namespace while it is engaged, or an error wrapping
-// multicluster.ErrClusterNotFound.
-func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
-	return p.set.Get(ctx, name)
+	return p.engine.Engage(ctx, name, kit.Member{Name: clusterName, Cluster: cl, From: "namespace " + name})
 }
 
 // IndexField indexes the shared host cache, which serves every namespace-cluster, present and

@@ -5,15 +5,19 @@ package namespace
 
 import (
 	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 )
 
 func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
@@ -21,7 +25,7 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	p, aware := startProvider(t, host)
 
 	// Namespaces that exist before Start are engaged too.
-	waitFor(t, "kube-system to be engaged", func() bool { return aware.get("kube-system") != nil })
+	waitFor(t, "kube-system to be engaged", func() bool { return engaged(aware, "kube-system") != nil })
 
 	cl := createNamespace(t, host, aware, "lifecycle")
 	name := cl.HostNamespace()
@@ -37,7 +41,7 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	if err := host.GetClient().Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the terminating namespace to be disengaged", func() bool { return aware.get(clusterName) == nil })
+	waitFor(t, "the terminating namespace to be disengaged", func() bool { return engaged(aware, clusterName) == nil })
 	if _, err := p.Get(t.Context(), clusterName); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after disengage: %v", err)
 	}
@@ -51,24 +55,10 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	if err := host.GetClient().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the re-created namespace to be engaged", func() bool { return aware.get(clusterName) != nil })
-	if aware.get(clusterName) == cl {
+	waitFor(t, "the re-created namespace to be engaged", func() bool { return engaged(aware, clusterName) != nil })
+	if engaged(aware, clusterName) == cl {
 		t.Fatal("a re-created namespace reused the old cluster")
 	}
-}
-
-func TestNamespaceTombstonesDisengage(t *testing.T) {
-	host := startHost(t)
-	p, aware := startProvider(t, host)
-	a := multicluster.ClusterName(createNamespace(t, host, aware, "tomb-a").HostNamespace())
-	b := multicluster.ClusterName(createNamespace(t, host, aware, "tomb-b").HostNamespace())
-
-	// A tombstone carrying the last known object.
-	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: string(a), Obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: string(a)}}})
-	// A tombstone with only the key.
-	p.onNamespaceDeleted(toolscache.DeletedFinalStateUnknown{Key: string(b)})
-
-	waitFor(t, "both namespaces to be disengaged", func() bool { return aware.get(a) == nil && aware.get(b) == nil })
 }
 
 func TestIndexFieldIsAppliedOnceToTheHost(t *testing.T) {
@@ -102,4 +92,43 @@ func TestIndexFieldIsAppliedOnceToTheHost(t *testing.T) {
 		}
 		return len(list.Items) == 1 && list.Items[0].Namespace == InnerNamespace
 	})
+}
+
+// A namespace the manager refuses to engage is retried with backoff, without any change of the
+// Namespace, and the fleet status names it until it is engaged.
+func TestFailedEngageIsRetriedWithBackoff(t *testing.T) {
+	host := startHost(t)
+	name := multicluster.ClusterName(uniqueName("flaky"))
+	aware := providertest.NewRecorder()
+	var refuse atomic.Bool
+	refuse.Store(true)
+	aware.FailEngage(func(n multicluster.ClusterName) error {
+		if n == name && refuse.Load() {
+			return errors.New("controllers cannot start here")
+		}
+		return nil
+	})
+	p := startProviderWith(t, newProvider(host, kit.Options{RetryMinDelay: 20 * time.Millisecond, RetryMaxDelay: 100 * time.Millisecond}), aware)
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: string(name)}}
+	if err := host.GetClient().Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the refused engage to be retried twice", func() bool { return aware.Count(name) >= 3 && p.FleetStatus().Listed })
+	if got := p.FleetStatus().Failing[name]; !strings.Contains(got, "controllers cannot start here") {
+		t.Fatalf("FleetStatus().Failing[%q] = %q, want the refusal", name, got)
+	}
+	var now corev1.Namespace
+	if err := host.GetAPIReader().Get(t.Context(), client.ObjectKey{Name: string(name)}, &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != ns.ResourceVersion {
+		t.Fatalf("the Namespace changed (resourceVersion %s, created as %s): the retries may have come from its update", now.ResourceVersion, ns.ResourceVersion)
+	}
+
+	refuse.Store(false)
+	aware.WaitEngaged(t, p, name, 30*time.Second)
+	if got, failing := p.FleetStatus().Failing[name]; failing {
+		t.Fatalf("engaged, and still failing in the fleet status: %q", got)
+	}
 }
