@@ -26,6 +26,7 @@ var (
 	_ multicluster.Provider         = &Provider{}
 	_ multicluster.ProviderRunnable = &Provider{}
 	_ clusters.DefaultsReceiver     = &Provider{}
+	_ multicluster.StatusReporter   = &Provider{}
 )
 
 // DefaultSeparator is the default of Options.Separator.
@@ -257,6 +258,41 @@ func (m *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 		<-mem.done
 	}
 	return nil
+}
+
+// FleetStatus merges the status of the members that report one (multicluster.StatusReporter, as
+// every provider built on mcr.dev/core/providers/kit does): listed once each of them has synced
+// its first list, so a member added while multi runs makes the fleet unlisted until it has;
+// failing members under their prefixed names. Members that report no status count as listed.
+func (m *Provider) FleetStatus() multicluster.FleetStatus {
+	m.mu.Lock()
+	members := slices.Collect(maps.Values(m.members))
+	m.mu.Unlock()
+	status := multicluster.FleetStatus{Listed: true}
+	for _, mem := range members {
+		reporter, ok := statusReporter(mem.provider)
+		if !ok {
+			continue
+		}
+		st := reporter.FleetStatus()
+		status.Listed = status.Listed && st.Listed
+		for name, problem := range st.Failing {
+			if status.Failing == nil {
+				status.Failing = map[multicluster.ClusterName]string{}
+			}
+			status.Failing[multicluster.ClusterName(mem.prefix+m.sep+string(name))] = problem
+		}
+	}
+	return status
+}
+
+// statusReporter returns the status reporter of a member, looking through AsRunnable.
+func statusReporter(p multicluster.Provider) (multicluster.StatusReporter, bool) {
+	if r, ok := p.(*setupRunnable); ok {
+		p = r.Provider
+	}
+	reporter, ok := p.(multicluster.StatusReporter)
+	return reporter, ok
 }
 
 // Get returns the cluster "<prefix><separator><name>" from the member with that prefix, or an

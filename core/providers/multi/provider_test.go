@@ -8,7 +8,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"mcr.dev/core/providers/clusters"
 	"mcr.dev/core/providers/multi"
 	"mcr.dev/core/providers/nop"
+	"mcr.dev/core/providers/providertest"
 )
 
 var fleet *envtest.Fleet
@@ -34,33 +34,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// engagements is an Aware that records which clusters are engaged.
-type engagements struct {
-	mu      sync.Mutex
-	engaged map[multicluster.ClusterName]cluster.Cluster
-}
-
-func (e *engagements) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.engaged == nil {
-		e.engaged = map[multicluster.ClusterName]cluster.Cluster{}
+// engaged returns the cluster engaged under name, nil when none is.
+func engaged(aware *providertest.Recorder, name multicluster.ClusterName) cluster.Cluster {
+	if e, _ := aware.Latest(name); e.Alive() {
+		return e.Cluster
 	}
-	e.engaged[name] = cl
-	context.AfterFunc(ctx, func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.engaged[name] == cl {
-			delete(e.engaged, name)
-		}
-	})
 	return nil
-}
-
-func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.engaged[name]
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -110,7 +89,7 @@ func byColor(o client.Object) []string { return []string{o.(*corev1.ConfigMap).D
 func TestProvidersBeforeAndAfterStart(t *testing.T) {
 	ctx := t.Context()
 	p := multi.New(multi.Options{})
-	aware := &engagements{}
+	aware := providertest.NewRecorder()
 
 	// An index recorded before any member exists reaches every member's clusters.
 	if err := p.IndexField(ctx, &corev1.ConfigMap{}, "color", byColor); err != nil {
@@ -122,13 +101,13 @@ func TestProvidersBeforeAndAfterStart(t *testing.T) {
 	}
 	stop := start(t, p, aware)
 	defer stop()
-	waitFor(t, "east#c1 to be engaged", func() bool { return aware.get("east#c1") == east })
+	waitFor(t, "east#c1 to be engaged", func() bool { return engaged(aware, "east#c1") == east })
 
 	west := newCluster(t, "b")
 	if err := p.AddProvider("west", memberWith(t, "c1", west)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "west#c1 to be engaged", func() bool { return aware.get("west#c1") == west })
+	waitFor(t, "west#c1 to be engaged", func() bool { return engaged(aware, "west#c1") == west })
 
 	if got := p.ProviderNames(); !slices.Equal(got, []string{"east", "west"}) {
 		t.Fatalf("ProviderNames = %v", got)
@@ -158,11 +137,11 @@ func TestProvidersBeforeAndAfterStart(t *testing.T) {
 	}
 
 	p.RemoveProvider("west")
-	waitFor(t, "west#c1 to be disengaged", func() bool { return aware.get("west#c1") == nil })
+	waitFor(t, "west#c1 to be disengaged", func() bool { return engaged(aware, "west#c1") == nil })
 	if _, err := p.Get(ctx, "west#c1"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after RemoveProvider: %v", err)
 	}
-	if aware.get("east#c1") != east {
+	if engaged(aware, "east#c1") != east {
 		t.Fatal("removing west disengaged east")
 	}
 }
@@ -186,7 +165,7 @@ func (p *selfContextProvider) Start(ctx context.Context, aware multicluster.Awar
 
 func TestRemoveProviderDisengagesEverything(t *testing.T) {
 	p := multi.New(multi.Options{Separator: "/"})
-	aware := &engagements{}
+	aware := providertest.NewRecorder()
 	stop := start(t, p, aware)
 	defer stop()
 
@@ -194,14 +173,14 @@ func TestRemoveProviderDisengagesEverything(t *testing.T) {
 	if err := p.AddProvider("rogue", member); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "rogue/only to be engaged", func() bool { return aware.get("rogue/only") != nil })
+	waitFor(t, "rogue/only to be engaged", func() bool { return engaged(aware, "rogue/only") != nil })
 	p.RemoveProvider("rogue")
 	select {
 	case <-member.returned:
 	default:
 		t.Fatal("RemoveProvider returned before the member's Start did")
 	}
-	waitFor(t, "rogue/only to be disengaged", func() bool { return aware.get("rogue/only") == nil })
+	waitFor(t, "rogue/only to be disengaged", func() bool { return engaged(aware, "rogue/only") == nil })
 }
 
 // indexRejecter fails every IndexField.
@@ -246,7 +225,7 @@ func TestAddProviderValidation(t *testing.T) {
 	if err := p.AddProvider("a", nop.New()); err == nil {
 		t.Fatal("a duplicate prefix was accepted")
 	}
-	stop := start(t, p, &engagements{})
+	stop := start(t, p, providertest.NewRecorder())
 	stop()
 	if err := p.AddProvider("late", nop.New()); err == nil {
 		t.Fatal("AddProvider succeeded after the multi provider stopped")

@@ -26,6 +26,7 @@ import (
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/multi"
 	"mcr.dev/core/providers/nop"
+	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
 )
 
@@ -137,7 +138,7 @@ func TestAsRunnableNeedsSetupWithManager(t *testing.T) {
 	if !ok {
 		t.Fatal("AsRunnable's provider is not runnable")
 	}
-	err = r.Start(t.Context(), &engagements{})
+	err = r.Start(t.Context(), providertest.NewRecorder())
 	if err == nil || !strings.Contains(err.Error(), "has no SetupWithManager") {
 		t.Errorf("Start = %v, want an error naming the missing SetupWithManager", err)
 	}
