@@ -2,26 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package kubeconfig is a cluster provider that engages one cluster for every kubeconfig Secret
-// on a host cluster, and keeps the fleet in step with those Secrets as they are created,
-// rotated, relabeled and deleted.
+// on a host cluster: the labeled Secrets of one namespace (or of all), each holding a member's
+// kubeconfig, loaded under a hardened Policy. A cluster is named after its Secret, re-engaged
+// when its credentials change and disengaged when the Secret is deleted or unlabeled.
 //
-// It watches, on the host, the Secrets of Options.Namespace (default "mcr-system", or every
-// namespace with Options.AllNamespaces) labeled Options.SecretLabel=true (default
-// "mcr.dev/kubeconfig"); each member's credentials are the kubeconfig under the data key
-// Options.SecretKey (default "kubeconfig"), loaded under the hardened Policy. A Secret's cluster
-// is engaged once it answers with those credentials, engaged again at once when they change,
-// and disengaged when the Secret is deleted or loses its label.
-//
-// A cluster is named "<name>" after its Secret (SecretName, as in multicluster-runtime), or
-// "<namespace>/<name>" with Options.ClusterName = NamespacedSecretName; names are stable across
-// restarts.
-//
-// Create the provider with New, which runs a cache of its own on the host, or with NewForHost,
-// which reads through a cache you run, and hand it to the manager, which starts it; no
-// SetupWithManager is needed. Options embeds kit.Options (mcr.dev/core/providers/kit), the
-// fields every provider shares; the provider runs on that kit's engine and engage step. The
+// Create it with New (a host cache of its own) or NewForHost (a cache you run) and hand it to the
+// manager, which starts it. Options embeds kit.Options, the fields every provider shares. The
 // command cmd/kubeconfig-secret (package enroll) writes a member's Secret.
 //
-// docs/providers/kubeconfig.md in the mcr repository is the full reference: credentials and
-// rotation, adding a member, Events, metrics and troubleshooting, RBAC, options.
+// See docs/providers/kubeconfig.md in the mcr repository: source of truth, naming, credentials
+// and rotation, Events and troubleshooting, RBAC and options.
 package kubeconfig
