@@ -75,7 +75,7 @@ func TestAddGetRemove(t *testing.T) {
 	if cs.Len() != 1 {
 		t.Fatalf("Len = %d, want 1", cs.Len())
 	}
-	waitFor(t, "a to be disengaged", func() bool { return engaged.Len() == 1 })
+	testcheck.WaitFor(t, "a to be disengaged", func() bool { return engaged.Len() == 1 })
 	cs.Remove("a") // unknown names are ignored
 
 	cs.Remove("b")
@@ -205,7 +205,7 @@ func TestIndexesAppliedToExistingAndLaterClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = b.GetClient().Delete(context.Background(), cm) }()
-	waitFor(t, "the configmap to be indexed", func() bool {
+	testcheck.WaitFor(t, "the configmap to be indexed", func() bool {
 		var list corev1.ConfigMapList
 		err := b.GetCache().List(ctx, &list, client.MatchingFields{"color": "teal"})
 		return err == nil && len(list.Items) == 1
@@ -276,8 +276,8 @@ func TestClusterStoppingOnItsOwnIsDisengaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(cl.failNow)
-	waitFor(t, "the failed cluster to be forgotten", func() bool { return cs.Len() == 0 })
-	waitFor(t, "the failed cluster to be disengaged", func() bool { return len(events.snapshot()) == 2 })
+	testcheck.WaitFor(t, "the failed cluster to be forgotten", func() bool { return cs.Len() == 0 })
+	testcheck.WaitFor(t, "the failed cluster to be disengaged", func() bool { return len(events.snapshot()) == 2 })
 	if got, want := events.snapshot(), []string{"engage a#1", "disengage a#1"}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}
@@ -319,7 +319,7 @@ func TestAddOrReplace(t *testing.T) {
 	if !first.hasReturned() {
 		t.Fatal("the replaced instance still runs")
 	}
-	waitFor(t, "the old instance to be disengaged", func() bool { return len(events.snapshot()) == 3 })
+	testcheck.WaitFor(t, "the old instance to be disengaged", func() bool { return len(events.snapshot()) == 3 })
 	if got, want := events.snapshot(), []string{"engage a#1", "engage a#2", "disengage a#1"}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}

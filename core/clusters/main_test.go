@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -95,19 +94,6 @@ func (l *eventLog) snapshot() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.events...)
-}
-
-// waitFor polls cond until it holds or the deadline passes; it is for conditions that become
-// true asynchronously (a context's AfterFunc, an informer), never a substitute for ordering.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // indexCounter wraps a cluster and counts IndexField calls per object type and field.

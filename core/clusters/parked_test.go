@@ -19,6 +19,7 @@ import (
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 )
 
@@ -62,11 +63,11 @@ func TestIndexOnKindNotServedIsParked(t *testing.T) {
 	if got := cs.ParkedIndexes(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ParkedIndexes() = %v, want %v", got, want)
 	}
-	waitFor(t, "a's Gadget found through the index", func() bool { return indexedGadgets(t, a, gvk, "alice") == 1 })
+	testcheck.WaitFor(t, "a's Gadget found through the index", func() bool { return indexedGadgets(t, a, gvk, "alice") == 1 })
 
 	installGadgets(t, "b", gvk) // b and c are the same apiserver
 	createGadget(t, "b", gvk, "g-b", "bob")
-	waitFor(t, "b's Gadget found through the index in b and c", func() bool {
+	testcheck.WaitFor(t, "b's Gadget found through the index in b and c", func() bool {
 		return indexedGadgets(t, b, gvk, "bob") == 1 && indexedGadgets(t, c, gvk, "bob") == 1
 	})
 	if got := cs.ParkedIndexes(); len(got) != 0 {
@@ -94,7 +95,7 @@ func installGadgets(t *testing.T, member string, gvk schema.GroupVersionKind) {
 
 func createGadget(t *testing.T, member string, gvk schema.GroupVersionKind, name, owner string) {
 	t.Helper()
-	waitFor(t, "creating Gadget "+name+" in "+member, func() bool {
+	testcheck.WaitFor(t, "creating Gadget "+name+" in "+member, func() bool {
 		// A fresh client each time: its REST mapper must not remember the kind unserved.
 		cl, err := client.New(fleet.Member(member).Config(), client.Options{})
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 )
 
@@ -44,7 +45,7 @@ func TestRegistryTracksEngagements(t *testing.T) {
 	}
 	disengageA1()
 	disengageB()
-	waitFor(t, "b to be forgotten", func() bool { return reg.Len() == 1 })
+	testcheck.WaitFor(t, "b to be forgotten", func() bool { return reg.Len() == 1 })
 	if got, err := reg.Get(ctx, "a"); err != nil || got != a2 {
 		t.Fatalf("Get a = %v, %v; want the replacement", got, err)
 	}

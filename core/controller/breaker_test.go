@@ -17,6 +17,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mccontroller "mcr.dev/core/controller"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
@@ -71,7 +72,7 @@ func (r *failingMember) attempts() int {
 
 func (r *failingMember) waitFor(t *testing.T, name string) {
 	t.Helper()
-	waitFor(t, "a reconcile of "+name+" in cluster good", func() bool {
+	testcheck.WaitFor(t, "a reconcile of "+name+" in cluster good", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if len(r.errs) > 0 {
@@ -122,7 +123,7 @@ func TestBreakerParksFailingMember(t *testing.T) {
 
 	createConfigMap(t, "b", ns, "cm-0")
 	createConfigMap(t, "b", ns, "cm-1")
-	waitFor(t, "the breaker of bad to open", func() bool {
+	testcheck.WaitFor(t, "the breaker of bad to open", func() bool {
 		m := series(t, "mcr_cluster_breaker_state", name, "bad", "state", metrics.BreakerOpen)
 		return m != nil && m.GetGauge().GetValue() == 1
 	})
@@ -156,7 +157,7 @@ func TestBreakerParksFailingMember(t *testing.T) {
 	disengageBad()
 	labeled := []string{"mcr_cluster_breaker_state", "mcr_cluster_breaker_transitions_total", "mcr_reconcile_total",
 		"mcr_reconcile_duration_seconds", "mcr_queue_wait_seconds"}
-	waitFor(t, "the series of bad to be deleted", func() bool {
+	testcheck.WaitFor(t, "the series of bad to be deleted", func() bool {
 		for _, metric := range labeled {
 			if series(t, metric, name, "bad") != nil {
 				return false

@@ -75,12 +75,12 @@ func TestReengageReplacesEarlierInstance(t *testing.T) {
 	}
 	createConfigMap(t, "a", ns, "in-first")
 	rec.waitFor(t, "x", "in-first")
-	waitFor(t, "the first instance to have one handler", func() bool { return first.handlers() == 1 })
+	testcheck.WaitFor(t, "the first instance to have one handler", func() bool { return first.handlers() == 1 })
 
 	if err := c.Engage(ctx, "x", second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first instance's handler to be removed", func() bool { return first.handlers() == 0 })
+	testcheck.WaitFor(t, "the first instance's handler to be removed", func() bool { return first.handlers() == 0 })
 	createConfigMap(t, "b", ns, "in-second")
 	rec.waitFor(t, "x", "in-second")
 	if n := second.handlers(); n != 1 {
@@ -126,7 +126,7 @@ func TestSourceIsRetriedUntilItStarts(t *testing.T) {
 	if err := c.Engage(t.Context(), "good", good); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two failed starts of the flaky source", func() bool { return sourceErrors(t, name) >= 2 })
+	testcheck.WaitFor(t, "two failed starts of the flaky source", func() bool { return sourceErrors(t, name) >= 2 })
 	for _, backoff := range []string{"1s", "2s"} {
 		if notLogged(logs, `"msg"="Cannot watch cluster, will retry"`, `"cluster"="flaky"`, `"retryIn"="`+backoff+`"`) {
 			t.Fatalf("no retry in %s was logged for cluster flaky:\n%s", backoff, logs)
@@ -162,7 +162,7 @@ func TestSyncTimeout(t *testing.T) {
 		engaged := make(chan error, 1)
 		go func() { engaged <- c.Engage(t.Context(), "stuck", stuck) }()
 		var err error
-		waitFor(t, "Engage of the stuck cluster to return", func() bool {
+		testcheck.WaitFor(t, "Engage of the stuck cluster to return", func() bool {
 			select {
 			case err = <-engaged:
 				return true
@@ -173,7 +173,7 @@ func TestSyncTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the stuck cluster's handler", func() bool { return stuck.handlers() == 1 })
+		testcheck.WaitFor(t, "the stuck cluster's handler", func() bool { return stuck.handlers() == 1 })
 		if err := c.Engage(t.Context(), "good", startedCluster(t, fleet.Member("a").Config())); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestSyncTimeout(t *testing.T) {
 		}
 		want := []string{`"msg"="Cluster did not sync in time; its events will flow once it does"`, `"cluster"="stuck"`,
 			`"timeout"="2s"`, "waiting for *v1.ConfigMap cache to sync", "context deadline exceeded"}
-		waitFor(t, "the sync timeout to be reported", func() bool { return logged(logs, want...) })
+		testcheck.WaitFor(t, "the sync timeout to be reported", func() bool { return logged(logs, want...) })
 		if elapsed := time.Since(engaged); elapsed < timeout {
 			t.Fatalf("the sync timeout was reported after %s, before CacheSyncTimeout (%s)", elapsed, timeout)
 		}
@@ -224,19 +224,19 @@ func TestDisengageLeavesNothingRunning(t *testing.T) {
 	engageAll(engCtx, t, c, clusters, "warmup-")
 	rec.waitFor(t, "warmup-good", "cm")
 	disengage()
-	waitFor(t, "the warm-up handlers to be removed", func() bool { return clusters.handlers() == 0 })
+	testcheck.WaitFor(t, "the warm-up handlers to be removed", func() bool { return clusters.handlers() == 0 })
 
 	baseline := testcheck.SettledGoroutines()
 	engCtx, disengage = context.WithCancel(t.Context())
 	defer disengage()
 	engageAll(engCtx, t, c, clusters, "")
 	rec.waitFor(t, "good", "cm")
-	waitFor(t, "the goroutines of the stuck and retrying sources", func() bool {
+	testcheck.WaitFor(t, "the goroutines of the stuck and retrying sources", func() bool {
 		return runtime.NumGoroutine() >= baseline+2*len(stuckNames)
 	})
 
 	disengage()
-	waitFor(t, "the handlers to be removed", func() bool { return clusters.handlers() == 0 })
+	testcheck.WaitFor(t, "the handlers to be removed", func() bool { return clusters.handlers() == 0 })
 	testcheck.WaitForGoroutines(t, baseline, 2*time.Minute)
 }
 
@@ -252,12 +252,12 @@ func TestStoppedControllerLeavesNothingRunning(t *testing.T) {
 		c, done := runController(ctx, t, name, rec, mccontroller.Options{CacheSyncTimeout: time.Hour})
 		engageAll(t.Context(), t, c, clusters, "")
 		rec.waitFor(t, "good", "cm")
-		waitFor(t, "the handlers of every engaged cluster", func() bool { return clusters.handlers() == 1+len(stuckNames) })
+		testcheck.WaitFor(t, "the handlers of every engaged cluster", func() bool { return clusters.handlers() == 1+len(stuckNames) })
 		stop()
 		if err := <-done; err != nil {
 			t.Fatalf("controller: %v", err)
 		}
-		waitFor(t, "the handlers to be removed", func() bool { return clusters.handlers() == 0 })
+		testcheck.WaitFor(t, "the handlers to be removed", func() bool { return clusters.handlers() == 0 })
 		if err := c.Engage(t.Context(), "late", clusters.good); err == nil || !strings.Contains(err.Error(), "controller has stopped") {
 			t.Fatalf("Engage after stop: %v, want an error saying the controller has stopped", err)
 		}
@@ -361,7 +361,7 @@ func (r *recorder) saw(cluster multicluster.ClusterName, name string) bool {
 
 func (r *recorder) waitFor(t testing.TB, cluster multicluster.ClusterName, name string) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("a reconcile of %s/%s in cluster %q", r.ns, name, cluster), func() bool {
+	testcheck.WaitFor(t, fmt.Sprintf("a reconcile of %s/%s in cluster %q", r.ns, name, cluster), func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if len(r.errs) > 0 {
@@ -644,18 +644,5 @@ func createConfigMap(t testing.TB, member, ns, name string) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	if err := memberClient(t, member).Create(t.Context(), cm); err != nil {
 		t.Fatalf("creating ConfigMap %s in %s: %v", types.NamespacedName{Namespace: ns, Name: name}, member, err)
-	}
-}
-
-// waitFor polls cond until it holds; the deadline only bounds a hung test, it is not what the
-// test asserts.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

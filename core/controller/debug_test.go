@@ -26,6 +26,7 @@ import (
 
 	mccontroller "mcr.dev/core/controller"
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -203,7 +204,7 @@ func TestFleetDebugEndpoint(t *testing.T) {
 
 	url := "http://" + addr + mcmanager.DefaultFleetDebugPath
 	var d mcmanager.FleetDebug
-	waitFor(t, "the endpoint to show a and b engaged and synced by debug-configmaps", func() bool {
+	testcheck.WaitFor(t, "the endpoint to show a and b engaged and synced by debug-configmaps", func() bool {
 		body, _, err := get(url+"?format=json", "")
 		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
 		if err != nil || json.Unmarshal([]byte(body), &d) != nil {
@@ -213,7 +214,7 @@ func TestFleetDebugEndpoint(t *testing.T) {
 		return ok && len(c.Clusters) == 2 && c.Clusters[0].Synced && c.Clusters[1].Synced && d.Listed
 	})
 	createConfigMap(t, "a", ns, "fail")
-	waitFor(t, "the endpoint to show a's last reconcile error", func() bool {
+	testcheck.WaitFor(t, "the endpoint to show a's last reconcile error", func() bool {
 		body, _, err := get(url+"?format=json", "")
 		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
 		if err != nil || json.Unmarshal([]byte(body), &d) != nil {
@@ -225,7 +226,7 @@ func TestFleetDebugEndpoint(t *testing.T) {
 	for i := range 3 {
 		createConfigMap(t, "a", ns, fmt.Sprintf("hold-%d", i))
 	}
-	waitFor(t, "the endpoint to show ConfigMaps waiting in the queue", func() bool {
+	testcheck.WaitFor(t, "the endpoint to show ConfigMaps waiting in the queue", func() bool {
 		body, _, err := get(url+"?format=json", "")
 		d = mcmanager.FleetDebug{} // Unmarshal would keep fields of earlier answers
 		if err != nil || json.Unmarshal([]byte(body), &d) != nil {

@@ -19,6 +19,7 @@ import (
 	mccontroller "mcr.dev/core/controller"
 	"mcr.dev/core/envtest"
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/providers/providertest"
 	mcsource "mcr.dev/core/source"
@@ -72,13 +73,13 @@ func TestKindDeletedWhileWatchedIsParked(t *testing.T) {
 	runManager(t, mgr)
 	rec.waitFor(t, "a", "widget-a")
 	rec.waitFor(t, "b", "widget-b")
-	waitFor(t, "b's Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "blue") == 1 })
+	testcheck.WaitFor(t, "b's Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "blue") == 1 })
 
 	// The CRD goes away in b while watched.
 	if err := memberClient(t, "b").Delete(t.Context(), envtest.SchemalessCRD(gvk, "widgets")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the Widget source and index parked on b", func() bool { return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 2 })
+	testcheck.WaitFor(t, "the Widget source and index parked on b", func() bool { return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 2 })
 	wantParked := []string{name + ": kind source: *unstructured.Unstructured", "field index spec.color of v1 Widget." + group}
 	if got := debugCluster(mustDebug(t, mgr), "b").Parked; fmt.Sprint(got) != fmt.Sprint(wantParked) {
 		t.Fatalf("b parked %q, want %q", got, wantParked)
@@ -106,14 +107,14 @@ func TestKindDeletedWhileWatchedIsParked(t *testing.T) {
 	// a, which keeps the CRD, keeps working.
 	createWidget(t, "a", gvk, ns, "widget-a2", "green")
 	rec.waitFor(t, "a", "widget-a2")
-	waitFor(t, "a's new Widget found through the field index", func() bool { return indexed(t, mgr, "a", gvk, ns, "green") == 1 })
+	testcheck.WaitFor(t, "a's new Widget found through the field index", func() bool { return indexed(t, mgr, "a", gvk, ns, "green") == 1 })
 
 	// The CRD returns in b: the source and the index resume.
 	installWidgets(t, "b", gvk)
 	createWidget(t, "b", gvk, ns, "widget-b2", "red")
 	rec.waitFor(t, "b", "widget-b2")
-	waitFor(t, "b's new Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "red") == 1 })
-	waitFor(t, "nothing parked any more", func() bool {
+	testcheck.WaitFor(t, "b's new Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "red") == 1 })
+	testcheck.WaitFor(t, "nothing parked any more", func() bool {
 		return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 0 &&
 			parkedSources(t, name) == 0 &&
 			parkedIndexes(t) == parkedIndexesBefore
@@ -144,7 +145,7 @@ func TestLocalIndexOnKindNotServedIsParked(t *testing.T) {
 	}
 	runManager(t, mgr)
 	want := []string{"field index spec.color of v1 Widget." + group}
-	waitFor(t, "the index parked on the local cluster", func() bool {
+	testcheck.WaitFor(t, "the index parked on the local cluster", func() bool {
 		return fmt.Sprint(debugCluster(mustDebug(t, mgr), mcmanager.LocalCluster).Parked) == fmt.Sprint(want)
 	})
 	if v := parkedIndexes(t); v != parkedIndexesBefore+1 {
@@ -153,10 +154,10 @@ func TestLocalIndexOnKindNotServedIsParked(t *testing.T) {
 
 	installWidgets(t, "host", gvk)
 	createWidget(t, "host", gvk, ns, "widget-host", "blue")
-	waitFor(t, "the host's Widget found through the field index", func() bool {
+	testcheck.WaitFor(t, "the host's Widget found through the field index", func() bool {
 		return indexed(t, mgr, mcmanager.LocalCluster, gvk, ns, "blue") == 1
 	})
-	waitFor(t, "nothing parked any more", func() bool {
+	testcheck.WaitFor(t, "nothing parked any more", func() bool {
 		return len(debugCluster(mustDebug(t, mgr), mcmanager.LocalCluster).Parked) == 0 && parkedIndexes(t) == parkedIndexesBefore
 	})
 }

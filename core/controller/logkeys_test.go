@@ -18,6 +18,7 @@ import (
 	mcbuilder "mcr.dev/core/builder"
 	mccontroller "mcr.dev/core/controller"
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/core/providers/single"
@@ -98,7 +99,7 @@ func TestReconcileLogKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			runManager(t, mgr)
-			waitFor(t, "the probe line", func() bool { return logs.Contains("probe reconciled") })
+			testcheck.WaitFor(t, "the probe line", func() bool { return logs.Contains("probe reconciled") })
 
 			line, err := logs.Find("probe reconciled")
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	mccontroller "mcr.dev/core/controller"
 	"mcr.dev/core/envtest"
 	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
@@ -67,10 +68,10 @@ func TestKindNotServedIsParked(t *testing.T) {
 	createConfigMap(t, "b", ns, "cm-b")
 	rec.waitFor(t, "b", "cm-b")
 	rec.waitFor(t, "a", "widget-a")
-	waitFor(t, "a's Widget found through the field index", func() bool { return indexed(t, mgr, "a", gvk, ns, "blue") == 1 })
+	testcheck.WaitFor(t, "a's Widget found through the field index", func() bool { return indexed(t, mgr, "a", gvk, ns, "blue") == 1 })
 
 	// Parked, and said so once, however often it is retried meanwhile.
-	waitFor(t, "the Widget source and index parked on b", func() bool { return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 2 })
+	testcheck.WaitFor(t, "the Widget source and index parked on b", func() bool { return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 2 })
 	d := mustDebug(t, mgr)
 	wantParked := []string{name + ": kind source: *unstructured.Unstructured", "field index spec.color of v1 Widget." + group}
 	if got := debugCluster(d, "b").Parked; !slices.Equal(got, wantParked) {
@@ -87,7 +88,7 @@ func TestKindNotServedIsParked(t *testing.T) {
 	}
 	// A parked source counts as synced: the fleet becomes ready while it is parked.
 	ready := mcmanager.FleetReadyCheck(mgr, mcmanager.ReadyCheckOptions{})
-	waitFor(t, "the fleet ready while b's Widget source is parked", func() bool { return ready(nil) == nil })
+	testcheck.WaitFor(t, "the fleet ready while b's Widget source is parked", func() bool { return ready(nil) == nil })
 	if got := debugCluster(mustDebug(t, mgr), "b").Parked; len(got) != 2 {
 		t.Fatalf("b parked %q when the fleet was ready", got)
 	}
@@ -103,8 +104,8 @@ func TestKindNotServedIsParked(t *testing.T) {
 	installWidgets(t, "b", gvk)
 	createWidget(t, "b", gvk, ns, "widget-b", "blue")
 	rec.waitFor(t, "b", "widget-b")
-	waitFor(t, "b's Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "blue") == 1 })
-	waitFor(t, "nothing parked any more", func() bool {
+	testcheck.WaitFor(t, "b's Widget found through the field index", func() bool { return indexed(t, mgr, "b", gvk, ns, "blue") == 1 })
+	testcheck.WaitFor(t, "nothing parked any more", func() bool {
 		return len(debugCluster(mustDebug(t, mgr), "b").Parked) == 0 &&
 			parkedSources(t, name) == 0 &&
 			parkedIndexes(t) == parkedIndexesBefore
@@ -132,7 +133,7 @@ func installWidgets(t *testing.T, member string, gvk schema.GroupVersionKind) {
 // createWidget creates a Widget, retrying while its CRD is being established.
 func createWidget(t *testing.T, member string, gvk schema.GroupVersionKind, ns, name, color string) {
 	t.Helper()
-	waitFor(t, "creating Widget "+name+" in "+member, func() bool {
+	testcheck.WaitFor(t, "creating Widget "+name+" in "+member, func() bool {
 		w := widget(gvk)
 		w.SetNamespace(ns)
 		w.SetName(name)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	mccontroller "mcr.dev/core/controller"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	mcreconcile "mcr.dev/core/reconcile"
 )
@@ -51,7 +52,7 @@ func TestFleetReadyCheckFollowsControllerSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The manager engages its local cluster too; only flaky may be missing.
-	waitFor(t, "the fleet reported unready because of flaky only", func() bool {
+	testcheck.WaitFor(t, "the fleet reported unready because of flaky only", func() bool {
 		err := check(nil)
 		return err != nil && strings.HasPrefix(err.Error(), "1 of ") && strings.HasSuffix(err.Error(), "engaged clusters are not synced yet: flaky")
 	})

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/fleet"
+	"mcr.dev/core/internal/testcheck"
 )
 
 // BenchmarkList lists the ConfigMaps of one namespace across three members, 100 in each, from
@@ -45,7 +46,7 @@ func BenchmarkList(b *testing.B) {
 			}
 			// The first read of a cache starts its informer, whose first list may miss the
 			// latest writes.
-			waitFor(b, "every ConfigMap", func() bool { return list() == 3*perMember })
+			testcheck.WaitFor(b, "every ConfigMap", func() bool { return list() == 3*perMember })
 			b.ReportAllocs()
 			for b.Loop() {
 				if n := list(); n != 3*perMember {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/fleet"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/nop"
 )
@@ -59,7 +60,7 @@ func TestEventHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Remove()
-	waitFor(t, "the registration to sync", reg.HasSynced)
+	testcheck.WaitFor(t, "the registration to sync", reg.HasSynced)
 	rec.waitFor(t, "add a/before initial")
 
 	create(t, "b", configMap(ns, "in-b", nil, nil))
@@ -82,10 +83,10 @@ func TestEventHandler(t *testing.T) {
 	cached(t, c, configMap(ns, "before-c", nil, nil))
 	engage(t.Context(), "c", c)
 	rec.waitFor(t, "add c/before-c initial")
-	waitFor(t, "the registration to sync c", reg.HasSynced)
+	testcheck.WaitFor(t, "the registration to sync c", reg.HasSynced)
 
 	disengageB()
-	waitFor(t, "b's handler to be removed", func() bool { return b.handlers() == 0 })
+	testcheck.WaitFor(t, "b's handler to be removed", func() bool { return b.handlers() == 0 })
 	create(t, "b", configMap(ns, "after-disengage", nil, nil))
 	create(t, "a", configMap(ns, "marker", nil, nil))
 	rec.waitFor(t, "add a/marker")
@@ -101,7 +102,7 @@ func TestEventHandler(t *testing.T) {
 	create(t, "a", configMap(ns, "after-remove", nil, nil))
 	// Nothing is delivered once Remove has returned, so a's informer seeing the object shows the
 	// event had its chance.
-	waitFor(t, "a's cache to see after-remove", func() bool {
+	testcheck.WaitFor(t, "a's cache to see after-remove", func() bool {
 		return a.GetCache().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "after-remove"}, &corev1.ConfigMap{}) == nil
 	})
 	if rec.count() != seen {
@@ -138,7 +139,7 @@ func TestEventHandlerCallsAreSerial(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Remove()
-	waitFor(t, "every initial add", func() bool { return rec.count() == len(names)*perCluster })
+	testcheck.WaitFor(t, "every initial add", func() bool { return rec.count() == len(names)*perCluster })
 	if n := rec.overlaps.Load(); n > 0 {
 		t.Fatalf("the handler was called %d times while a call was in progress", n)
 	}
@@ -180,7 +181,7 @@ func TestEventHandlerWaitsForKind(t *testing.T) {
 	installWidgets(t, "b", kind)
 	create(t, "b", widget(kind, ns, "in-b"))
 	// Its add is initial or not, depending on whether b's informer listed it.
-	waitFor(t, "the add of b/in-b", func() bool {
+	testcheck.WaitFor(t, "the add of b/in-b", func() bool {
 		return slices.ContainsFunc(rec.all(), func(e string) bool { return strings.HasPrefix(e, "add b/in-b") })
 	})
 }
@@ -214,7 +215,7 @@ func installWidgets(t *testing.T, member string, kind schema.GroupVersionKind) {
 	}}
 	create(t, member, crd)
 	c := memberClient(t, member)
-	waitFor(t, "Widgets to be served in "+member, func() bool {
+	testcheck.WaitFor(t, "Widgets to be served in "+member, func() bool {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(kind.GroupVersion().WithKind("WidgetList"))
 		return c.List(t.Context(), list) == nil
@@ -224,7 +225,7 @@ func installWidgets(t *testing.T, member string, kind schema.GroupVersionKind) {
 // cached waits until cl's cache holds obj (of its kind, namespace and name).
 func cached(t *testing.T, cl cluster.Cluster, obj client.Object) {
 	t.Helper()
-	waitFor(t, "the cache to hold "+obj.GetName(), func() bool {
+	testcheck.WaitFor(t, "the cache to hold "+obj.GetName(), func() bool {
 		return cl.GetCache().Get(t.Context(), client.ObjectKeyFromObject(obj), obj) == nil
 	})
 }
@@ -283,7 +284,7 @@ func (e *events) count() int { return len(e.all()) }
 
 func (e *events) waitFor(t *testing.T, event string) {
 	t.Helper()
-	waitFor(t, "event "+event, func() bool { return slices.Contains(e.all(), event) })
+	testcheck.WaitFor(t, "event "+event, func() bool { return slices.Contains(e.all(), event) })
 }
 
 // countingCluster is a real cluster whose informers count the event handlers added to them and

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/fleet"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
@@ -200,7 +201,7 @@ func TestListOptions(t *testing.T) {
 
 	t.Run("local cluster", func(t *testing.T) {
 		want := []string{"/web", "a/web", "b/web", "c/web"}
-		waitFor(t, "the local cluster to take part", func() bool {
+		testcheck.WaitFor(t, "the local cluster to take part", func() bool {
 			return slices.Equal(listed(t, withLocal, client.MatchingLabels{"app": "web"}), want)
 		})
 		if got := listed(t, r, fleet.InClusters{mcmanager.LocalCluster}); len(got) != 0 {
@@ -247,7 +248,7 @@ func TestListConcurrencyBound(t *testing.T) {
 		items, err := fleet.ListItems[*corev1.ConfigMap](t.Context(), r, &corev1.ConfigMapList{}, client.InNamespace(ns))
 		done <- result{items, err}
 	}()
-	waitFor(t, "two cache reads at the gate", func() bool { return g.inFlight.Load() >= 2 })
+	testcheck.WaitFor(t, "two cache reads at the gate", func() bool { return g.inFlight.Load() >= 2 })
 	// A round trip to an API server gives reads beyond the bound time to show up.
 	if err := memberClient(t, "a").List(t.Context(), &corev1.NamespaceList{}); err != nil {
 		t.Fatal(err)
@@ -321,7 +322,7 @@ func (g *gate) pass(ctx context.Context) error {
 // not seen the latest writes yet.
 func waitForItems(t *testing.T, r *fleet.Reader, list client.ObjectList, want []string, opts ...client.ListOption) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("a List of %q", want), func() bool {
+	testcheck.WaitFor(t, fmt.Sprintf("a List of %q", want), func() bool {
 		items, err := fleet.ListItems[client.Object](t.Context(), r, list, opts...)
 		if err != nil {
 			t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/fleet"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
@@ -119,22 +120,9 @@ func runManager(t testing.TB, mgr mcmanager.Manager, engaged ...multicluster.Clu
 			t.Errorf("manager: %v", err)
 		}
 	})
-	waitFor(t, fmt.Sprintf("the manager to engage %q", engaged), func() bool {
+	testcheck.WaitFor(t, fmt.Sprintf("the manager to engage %q", engaged), func() bool {
 		return slices.Equal(mgr.EngagedClusters(), engaged)
 	})
-}
-
-// waitFor polls cond until it holds, and fails the test when it does not within a minute:
-// long enough for a busy machine, short enough that a hang shows as a failure.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // returns calls fn and fails the test when it does not return within a minute: fleet reads

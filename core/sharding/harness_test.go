@@ -397,19 +397,6 @@ func (g *group) waitSettled(live ...string) time.Duration {
 	return 0
 }
 
-// waitFor polls cond until it holds or settleTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > settleTimeout {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // leases returns the group's Leases by role.
 func (g *group) leases(role string) map[string]string {
 	g.t.Helper()

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/sharding"
 )
@@ -140,7 +141,7 @@ func TestCutOffReplicaIsFailedOverAndRejoins(t *testing.T) {
 	// replica-2 can no longer reach the host cluster: it must disengage on its own before the
 	// others take its clusters over (the recorder fails the test on any overlap).
 	g.replicas["replica-2"].cut.Store(true)
-	lapsed := waitFor(t, "the cut-off replica to disengage", func() bool { return len(g.rec.ownedBy("replica-2")) == 0 })
+	lapsed := testcheck.WaitFor(t, "the cut-off replica to disengage", func() bool { return len(g.rec.ownedBy("replica-2")) == 0 })
 	took := g.waitSettled("replica-0", "replica-1")
 	t.Logf("partition: the cut-off replica disengaged after %v, its clusters were taken over %v later (lease duration %v)", lapsed, took, testLeaseDuration)
 
@@ -157,7 +158,7 @@ func TestClustersComeAndGo(t *testing.T) {
 
 	g.removeCluster("cluster-03")
 	g.waitSettled("replica-0", "replica-1")
-	waitFor(t, "the Lease of a removed cluster to be deleted", func() bool {
+	testcheck.WaitFor(t, "the Lease of a removed cluster to be deleted", func() bool {
 		_, ok := g.leases(sharding.RoleCluster)["cluster-03"]
 		return !ok
 	})

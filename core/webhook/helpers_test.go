@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
@@ -126,7 +127,7 @@ func (m *testManager) start(t *testing.T) {
 		}
 	})
 	checker := m.GetWebhookServer().StartedChecker()
-	waitFor(t, "the webhook server", func() bool { return checker(nil) == nil })
+	testcheck.WaitFor(t, "the webhook server", func() bool { return checker(nil) == nil })
 }
 
 // memberProvider returns a provider that engages the given members, each under the cluster
@@ -266,7 +267,7 @@ func createConfigMap(ctx context.Context, m *member, ns, name string, annotation
 func probeDenial(t *testing.T, m *member, ns string, annotations map[string]string) string {
 	t.Helper()
 	var msg string
-	waitFor(t, "member "+m.name+" to call the webhook", func() bool {
+	testcheck.WaitFor(t, "member "+m.name+" to call the webhook", func() bool {
 		err := createConfigMap(t.Context(), m, ns, "probe", annotations, map[string]string{"probe": "yes"})
 		if err == nil {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
@@ -301,23 +302,11 @@ func waitForDenial(t *testing.T, m *member, ns string, want string) {
 	}
 }
 
-// waitFor polls cond until it holds; it fails the test after a minute.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitForClusters waits until w serves exactly the named clusters.
 func waitForClusters(t *testing.T, w *webhook.Webhook, want ...multicluster.ClusterName) {
 	t.Helper()
 	slices.Sort(want)
-	waitFor(t, fmt.Sprintf("the webhook to serve %v", want), func() bool { return slices.Equal(w.Clusters(), want) })
+	testcheck.WaitFor(t, fmt.Sprintf("the webhook to serve %v", want), func() bool { return slices.Equal(w.Clusters(), want) })
 }
 
 // denied reports whether err is a webhook's denial whose message contains want.

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	mccontext "mcr.dev/core/context"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
@@ -216,7 +217,7 @@ func TestEngagementEndsWithItsContext(t *testing.T) {
 	if err := w.Engage(ended, "c", offlineCluster(t)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the ended engagements to be gone", func() bool {
+	testcheck.WaitFor(t, "the ended engagements to be gone", func() bool {
 		got := w.Clusters()
 		return len(got) == 2 && got[0] == "a" && got[1] == "b"
 	})

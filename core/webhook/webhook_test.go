@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/webhook"
 )
@@ -177,7 +178,7 @@ func TestUnknownClusterAllowed(t *testing.T) {
 	// Member b calls the path of a cluster the fleet does not have.
 	apply(t, cfg, b, "ghost")
 	const warning = `cluster "ghost" is not served by webhook /advisory`
-	waitFor(t, "the unknown cluster's request to be allowed with a warning", func() bool {
+	testcheck.WaitFor(t, "the unknown cluster's request to be allowed with a warning", func() bool {
 		b.warnings.take()
 		name := fmt.Sprintf("red-%d", rand.Uint32())
 		if err := createConfigMap(t.Context(), b, ns, name, nil, map[string]string{"color": "red"}); err != nil {

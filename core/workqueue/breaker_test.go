@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
@@ -84,7 +85,7 @@ func getAsync(t *testing.T, q *clusterFair[reconcile.Request]) <-chan reconcile.
 		}
 		close(got)
 	}()
-	waitFor(t, "Get to block", func() bool {
+	testcheck.WaitFor(t, "Get to block", func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		return q.blockedGets == 1
@@ -181,7 +182,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 		t.Fatalf("Len() = %d before the backoff passed, want 0", q.Len())
 	}
 	clk.Step(time.Nanosecond)
-	waitFor(t, "the breaker to turn half open", func() bool { return q.Len() == 1 })
+	testcheck.WaitFor(t, "the breaker to turn half open", func() bool { return q.Len() == 1 })
 	if s := stateOf(t, "a"); s != metrics.BreakerHalfOpen {
 		t.Fatalf("breaker state of a = %q, want half open", s)
 	}
@@ -208,7 +209,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 		t.Fatalf("Len() = %d one second into the two-second backoff, want 0", q.Len())
 	}
 	clk.Step(time.Second)
-	waitFor(t, "the breaker to turn half open again", func() bool { return q.Len() == 2 })
+	testcheck.WaitFor(t, "the breaker to turn half open again", func() bool { return q.Len() == 2 })
 
 	// A successful probe closes it: every request of a is served again, in order.
 	succeed(t, q, y)
@@ -270,7 +271,7 @@ func TestBreakerIgnoresRequestsHandedOutBeforeItOpened(t *testing.T) {
 	}
 
 	clk.Step(time.Second)
-	waitFor(t, "the probe to be ready", func() bool { return q.Len() == 2 })
+	testcheck.WaitFor(t, "the probe to be ready", func() bool { return q.Len() == 2 })
 	if probe := mustGet(t, q); probe != x {
 		t.Fatalf("probe = %v, want %v", probe, x)
 	}
@@ -298,7 +299,7 @@ func TestBreakerAndCapTogether(t *testing.T) {
 	fail(t, q, x)
 	q.Add(z)
 	clk.Step(time.Second)
-	waitFor(t, "the breaker to turn half open", func() bool { return q.Len() == 3 })
+	testcheck.WaitFor(t, "the breaker to turn half open", func() bool { return q.Len() == 3 })
 	// The probe takes the cluster's only place; when it succeeds the cap still holds one at a
 	// time.
 	succeed(t, q, y)
@@ -324,7 +325,7 @@ func TestShutDownWithDrainDropsRequestsHeldByBreaker(t *testing.T) {
 		q.ShutDownWithDrain()
 		close(drained)
 	}()
-	waitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
+	testcheck.WaitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
 	// The request held back by the cap is drained once a place frees up; the one held back by
 	// the breaker is not waited for.
 	got := getAsync(t, q)

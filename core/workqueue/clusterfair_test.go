@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/reconcile"
 )
@@ -371,7 +372,7 @@ func TestShutDownUnblocksGet(t *testing.T) {
 			results <- shutdown
 		}()
 	}
-	waitFor(t, "Get callers to block", func() bool {
+	testcheck.WaitFor(t, "Get callers to block", func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		return q.blockedGets == getters
@@ -415,7 +416,7 @@ func TestShutDownWithDrainWaitsForProcessing(t *testing.T) {
 		q.ShutDownWithDrain()
 		close(drained)
 	}()
-	waitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
+	testcheck.WaitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
 	q.Add(req("d", "rejected"))
 
 	// y is still handed out while draining.
@@ -451,7 +452,7 @@ func TestShutDownEndsDrain(t *testing.T) {
 		q.ShutDownWithDrain()
 		close(drained)
 	}()
-	waitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
+	testcheck.WaitFor(t, "ShutDownWithDrain to start", q.ShuttingDown)
 	q.ShutDown()
 	<-drained
 }
@@ -478,7 +479,7 @@ func TestNoGoroutineSurvivesShutDown(t *testing.T) {
 			q.ShutDown()
 			// ShutDown returns once the goroutine has finished its work; it may take a moment
 			// longer to vanish from the runtime's list.
-			waitFor(t, "the queue goroutine to exit", func() bool { return queueGoroutines(self) == 0 })
+			testcheck.WaitFor(t, "the queue goroutine to exit", func() bool { return queueGoroutines(self) == 0 })
 		})
 	}
 }
@@ -625,7 +626,7 @@ func TestConcurrentProducersAndConsumers(t *testing.T) {
 	producing.Wait()
 
 	want := clusters * perCluster
-	waitFor(t, "every request to be processed", func() bool {
+	testcheck.WaitFor(t, "every request to be processed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(processed) == want && q.Len() == 0
@@ -637,18 +638,5 @@ func TestConcurrentProducersAndConsumers(t *testing.T) {
 	defer mu.Unlock()
 	if len(errs) > 0 {
 		t.Fatal(strings.Join(errs, "\n"))
-	}
-}
-
-// waitFor polls cond until it holds; the test's own deadline bounds it.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	kworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/reconcile"
 )
 
@@ -99,7 +100,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	clk.Step(unfinishedWorkPeriod)
-	waitFor(t, "unfinished work to be reported", func() bool { return mp.unfinished.get() > 0 })
+	testcheck.WaitFor(t, "unfinished work to be reported", func() bool { return mp.unfinished.get() > 0 })
 	if got, want := mp.longest.get(), unfinishedWorkPeriod.Seconds(); got != want {
 		t.Fatalf("longest running processor = %v, want %v", got, want)
 	}

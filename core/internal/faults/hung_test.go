@@ -68,7 +68,7 @@ func TestHungMembers(t *testing.T) {
 		}
 		start := time.Now()
 		provider.add(t, multicluster.ClusterName(name), cl)
-		if !waitFor(engageBound, func() bool { return l.sawAny(name, seed) }) {
+		if !testcheck.Within(engageBound, func() bool { return l.sawAny(name, seed) }) {
 			t.Fatalf("member a, engaged as %s next to %d hung members, reconciled nothing within %s", name, provider.count()-1, engageBound)
 		}
 		return time.Since(start)
@@ -101,7 +101,7 @@ func TestHungMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	inA := func(cluster string, at time.Time) bool { return cluster == "a" && !at.Before(churned) }
-	if !waitFor(engageBound, func() bool { lost, _ := l.lost(inA); return len(lost) == 0 }) {
+	if !testcheck.Within(engageBound, func() bool { lost, _ := l.lost(inA); return len(lost) == 0 }) {
 		lost, _ := l.lost(inA)
 		t.Errorf("writes to the good member not reconciled next to hung members: %s", firstLines(lost, 10))
 	}
@@ -119,7 +119,7 @@ func TestHungMembers(t *testing.T) {
 	// What is still waiting on the endpoint (a TLS handshake, a discovery request) ends with
 	// the client's own timeout; everything else ends with the engagement.
 	var goroutines3, heap3 uint64
-	settled := waitFor(time.Minute, func() bool {
+	settled := testcheck.Within(time.Minute, func() bool {
 		goroutines3, heap3 = settledCost()
 		return goroutines3 <= goroutines0+uint64(hungMembers)/10
 	})

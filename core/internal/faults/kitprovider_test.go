@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -100,7 +101,7 @@ func (r *reasons) count(member, reason string) int {
 // waitReason waits until member has n Events with reason.
 func (r *reasons) waitReason(t testing.TB, member, reason string, n int) {
 	t.Helper()
-	if !waitFor(time.Minute, func() bool { return r.count(member, reason) >= n }) {
+	if !testcheck.Within(time.Minute, func() bool { return r.count(member, reason) >= n }) {
 		t.Fatalf("no %d %s Event(s) on %s within a minute (%d)", n, reason, member, r.count(member, reason))
 	}
 }

@@ -371,18 +371,6 @@ func createNamespace(t testing.TB, ns string, members ...string) {
 	}
 }
 
-// waitFor polls cond until it holds or bound has passed, and reports whether it held.
-func waitFor(bound time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
-}
-
 // uniqueName returns a name unique to this test run.
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000)

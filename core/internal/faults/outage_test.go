@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	mcbuilder "mcr.dev/core/builder"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	clustersprovider "mcr.dev/core/providers/clusters"
 )
@@ -80,7 +81,7 @@ func TestEngagedMemberOutage(t *testing.T) {
 
 	// Before: every member reconciles.
 	time.Sleep(10 * time.Second)
-	if !waitFor(time.Minute, func() bool { lost, _ := l.lost(everything); return len(lost) == 0 }) {
+	if !testcheck.Within(time.Minute, func() bool { lost, _ := l.lost(everything); return len(lost) == 0 }) {
 		lost, _ := l.lost(everything)
 		t.Fatalf("before the outage, not reconciled: %s", firstLines(lost, 10))
 	}
@@ -122,13 +123,13 @@ func TestEngagedMemberOutage(t *testing.T) {
 	}
 
 	inC := func(cluster string, at time.Time) bool { return cluster == "c" && !at.Before(back) }
-	reconciled := waitFor(time.Until(back.Add(recoveryBound)), func() bool {
+	reconciled := testcheck.Within(time.Until(back.Add(recoveryBound)), func() bool {
 		lost, _ := l.lost(inC)
 		return len(lost) == 0
 	})
 	// The others had as long as c to catch up; from here on nothing may be missing.
 	duringOrAfter := func(_ string, at time.Time) bool { return !at.Before(stopped) }
-	waitFor(10*time.Second, func() bool { lost, _ := l.lost(duringOrAfter); return len(lost) == 0 })
+	testcheck.Within(10*time.Second, func() bool { lost, _ := l.lost(duringOrAfter); return len(lost) == 0 })
 	lost, counted := l.lost(duringOrAfter)
 
 	others := func(from, to time.Time) writeFilter {

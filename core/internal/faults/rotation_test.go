@@ -15,6 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	mcbuilder "mcr.dev/core/builder"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/providers/kit"
 )
 
@@ -118,7 +119,7 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(time.Minute, func() bool { lost, _ := l.lost(everything); return len(lost) == 0 })
+	testcheck.Within(time.Minute, func() bool { lost, _ := l.lost(everything); return len(lost) == 0 })
 	lost, counted := l.lost(everything)
 	inA := func(from, to time.Time) writeFilter {
 		return func(cluster string, at time.Time) bool { return cluster == "a" && !at.Before(from) && at.Before(to) }

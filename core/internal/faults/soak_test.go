@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	mcbuilder "mcr.dev/core/builder"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -111,15 +112,15 @@ func TestSoak(t *testing.T) {
 	writers.Wait()
 	ended := time.Now()
 
-	waitFor(2*time.Minute, func() bool { lost, _ := s.l.lost(everything); return len(lost) == 0 })
+	testcheck.Within(2*time.Minute, func() bool { lost, _ := s.l.lost(everything); return len(lost) == 0 })
 	lost, counted := s.l.lost(everything)
 	unstamped, wrong := s.stamps(ctx)
 	if len(wrong) == 0 && len(unstamped) > 0 {
-		waitFor(time.Minute, func() bool { unstamped, wrong = s.stamps(ctx); return len(unstamped) == 0 || len(wrong) > 0 })
+		testcheck.Within(time.Minute, func() bool { unstamped, wrong = s.stamps(ctx); return len(unstamped) == 0 || len(wrong) > 0 })
 	}
-	tokens := waitFor(time.Minute, func() bool { return len(s.staleCredentials(ctx)) == 0 })
+	tokens := testcheck.Within(time.Minute, func() bool { return len(s.staleCredentials(ctx)) == 0 })
 	bound := baseline + baseline/4
-	settled := waitFor(time.Minute, func() bool { runtime.GC(); return runtime.NumGoroutine() <= bound })
+	settled := testcheck.Within(time.Minute, func() bool { runtime.GC(); return runtime.NumGoroutine() <= bound })
 
 	t.Logf("faults: %s", s.stats())
 	t.Logf("objects written: %d, write errors while members were down or going: %d; write -> reconcile: %s",

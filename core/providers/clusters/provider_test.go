@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
 )
@@ -68,17 +69,6 @@ func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
 	return e.engaged[name]
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // stoppable wraps a cluster and reports when its Start has returned.
 type stoppable struct {
 	cluster.Cluster
@@ -118,7 +108,7 @@ func start(t *testing.T, p *clusters.Provider, aware *engagements) (stop func())
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- p.Start(ctx, aware) }()
-	waitFor(t, "Start to engage the parked probe cluster", func() bool { return aware.get("probe") == probe })
+	testcheck.WaitFor(t, "Start to engage the parked probe cluster", func() bool { return aware.get("probe") == probe })
 	return func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -142,7 +132,7 @@ func TestAddBeforeAndAfterStart(t *testing.T) {
 	}
 
 	stop := start(t, p, aware)
-	waitFor(t, "the parked cluster to be engaged", func() bool { return aware.get("a") == a })
+	testcheck.WaitFor(t, "the parked cluster to be engaged", func() bool { return aware.get("a") == a })
 
 	// After Start, Add returns once the cluster is engaged. Its context is not the cluster's.
 	b := newCluster(t, fleet.Member("b").Config())
@@ -162,7 +152,7 @@ func TestAddBeforeAndAfterStart(t *testing.T) {
 	if !b.hasStopped() {
 		t.Fatal("Remove returned before the cluster stopped")
 	}
-	waitFor(t, "b to be disengaged", func() bool { return aware.get("b") == nil })
+	testcheck.WaitFor(t, "b to be disengaged", func() bool { return aware.get("b") == nil })
 	if aware.get("a") != a {
 		t.Fatal("ending the Add context of b, or removing b, disengaged a")
 	}
@@ -171,7 +161,7 @@ func TestAddBeforeAndAfterStart(t *testing.T) {
 	if !a.hasStopped() {
 		t.Fatal("Start returned before its clusters stopped")
 	}
-	waitFor(t, "a to be disengaged", func() bool { return aware.get("a") == nil })
+	testcheck.WaitFor(t, "a to be disengaged", func() bool { return aware.get("a") == nil })
 }
 
 func TestAddOrReplace(t *testing.T) {

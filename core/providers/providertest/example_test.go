@@ -26,3 +26,26 @@ func ExampleStart() {
 		run.Recorder.WaitDisengaged(t, myProvider, "member-1", e, time.Minute)
 	}
 }
+
+// A provider's permission test hands its manifest and one scenario to RunPermissionTests: the
+// scenario runs the provider as an identity with the case's rules and returns what failed.
+func ExampleRunPermissionTests() {
+	_ = func(t *testing.T) {
+		rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.RunPermissionTests(t, providertest.PermissionTest{
+			Rules: rules,
+			Scenario: func(t *testing.T, c providertest.PermissionCase, _ string) []string {
+				// ... build myProvider with a ServiceAccountConfig that has c.Rules ...
+				trial := providertest.StartTrial(t, myProvider, 15*time.Second, time.Minute)
+				trial.Within("member-1 engaged", func() bool {
+					e, _ := trial.Recorder.Latest("member-1")
+					return e.Alive()
+				})
+				return trial.Failures()
+			},
+		})
+	}
+}

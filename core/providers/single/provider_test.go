@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/single"
 )
@@ -70,17 +71,6 @@ func (e *engagements) get(name multicluster.ClusterName) cluster.Cluster {
 	return e.engaged[name]
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // runningCluster wraps a cluster and tells whether its Start is running.
 type runningCluster struct {
 	cluster.Cluster
@@ -125,7 +115,7 @@ func TestStartEngagesStartsAndDisengages(t *testing.T) {
 	aware := &engagements{}
 	done := make(chan error, 1)
 	go func() { done <- p.Start(ctx, aware) }()
-	waitFor(t, "the cluster to be engaged", func() bool { return aware.get("east") != nil })
+	testcheck.WaitFor(t, "the cluster to be engaged", func() bool { return aware.get("east") != nil })
 
 	if got := aware.get("east"); got != cl {
 		t.Fatalf("engaged %v, want the configured cluster", got)
@@ -145,7 +135,7 @@ func TestStartEngagesStartsAndDisengages(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.GetClient().Delete(context.Background(), cm) })
-	waitFor(t, "the index to find the configmap", func() bool {
+	testcheck.WaitFor(t, "the index to find the configmap", func() bool {
 		var list corev1.ConfigMapList
 		return cl.GetCache().List(ctx, &list, client.MatchingFields{"color": "ochre"}) == nil && len(list.Items) == 1
 	})
@@ -161,7 +151,7 @@ func TestStartEngagesStartsAndDisengages(t *testing.T) {
 	if cl.isRunning() {
 		t.Fatal("Start returned while the cluster it started still runs")
 	}
-	waitFor(t, "the cluster to be disengaged", func() bool { return aware.get("east") == nil })
+	testcheck.WaitFor(t, "the cluster to be disengaged", func() bool { return aware.get("east") == nil })
 	if _, err := p.Get(t.Context(), "east"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after Start returned: %v", err)
 	}
@@ -178,7 +168,7 @@ func TestAlreadyRunningClusterIsNotStarted(t *testing.T) {
 	aware := &engagements{}
 	done := make(chan error, 1)
 	go func() { done <- p.Start(ctx, aware) }()
-	waitFor(t, "the cluster to be engaged", func() bool { return aware.get("east") != nil })
+	testcheck.WaitFor(t, "the cluster to be engaged", func() bool { return aware.get("east") != nil })
 	if cl.isRunning() {
 		t.Fatal("the provider started a cluster its owner runs")
 	}
@@ -186,7 +176,7 @@ func TestAlreadyRunningClusterIsNotStarted(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the cluster to be disengaged", func() bool { return aware.get("east") == nil })
+	testcheck.WaitFor(t, "the cluster to be disengaged", func() bool { return aware.get("east") == nil })
 	// The owner's cluster keeps working.
 	var nss corev1.NamespaceList
 	if err := cl.GetClient().List(t.Context(), &nss); err != nil {
