@@ -9,6 +9,11 @@
 // package is for the provider's own white-box tests (naming, readiness, credentials, events), where a
 // test wants to look at what was engaged and when.
 //
+// The suites every provider repeats are drivers here, each taking a small struct of the
+// provider's own hooks: RunKubeconfigLeakTest (with MarkedMembers and LeakCheck.Report) for
+// credential hygiene, RunPermissionTests (with Trial and MemberPermissionSteps) for RBAC
+// minimality.
+//
 // Waits poll every 25 ms up to a timeout the caller passes; they fail the test with what was seen
 // last, so that a failure explains itself.
 package providertest

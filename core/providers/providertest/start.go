@@ -49,3 +49,17 @@ func Start(t testing.TB, p multicluster.ProviderRunnable, shutdown time.Duration
 	t.Cleanup(stop)
 	return &Running{Recorder: rec, stop: stop}
 }
+
+// StartFails runs p.Start with a new Recorder and fails the test unless Start returns an error
+// within timeout (as it should with a host that refuses the provider's credentials); it returns
+// that error, for a leak test to scan.
+func StartFails(t testing.TB, p multicluster.ProviderRunnable, timeout time.Duration) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	err := p.Start(ctx, NewRecorder())
+	if err == nil || ctx.Err() != nil {
+		t.Errorf("provider Start: %v, want an error before %s passed", err, timeout)
+	}
+	return err
+}
