@@ -70,8 +70,8 @@ func (h HandlerFuncs) OnDelete(cluster multicluster.ClusterName, obj client.Obje
 // is heard of a cluster once it is disengaged (no deletes either: a handler that keeps state per
 // cluster drops it itself).
 //
-// It adds one event handler to the informer of the type in each engaged cluster's cache
-// (creating the informer on first use), at most Options.MaxConcurrency clusters at a time, each
+// A Reader of New adds one event handler to the informer of the type in each engaged cluster's
+// cache (creating the informer on first use), at most Options.MaxConcurrency clusters at a time, each
 // bounded by Options.ClusterTimeout and ctx, and removes it when the cluster is disengaged. When
 // it cannot be added to some clusters now (they do not serve the kind, their API server does not
 // answer), the registration is returned with a *PartialError naming them; their events follow
@@ -82,7 +82,37 @@ func (r *Reader) AddEventHandler(ctx context.Context, obj client.Object, handler
 	if obj == nil || handler == nil {
 		return nil, errors.New("fleet: AddEventHandler needs an object and a handler")
 	}
-	reg := &Registration{
+	sub, err := r.backend.AddEventHandler(ctx, obj, handler)
+	if sub == nil {
+		return nil, err
+	}
+	return &Registration{sub: sub}, err
+}
+
+// Registration is a handler added with Reader.AddEventHandler.
+type Registration struct{ sub Subscription }
+
+// Remove removes the handler from every cluster. Once Remove has returned the handler is not
+// called any more; it waits for a call in progress, so it must not be called from the handler
+// itself. Removing twice, or a nil registration, does nothing.
+func (reg *Registration) Remove() {
+	if reg != nil {
+		reg.sub.Remove()
+	}
+}
+
+// HasSynced reports whether the handler has been told about every object of the clusters
+// engaged so far that it could be added to: each has been tried, and the informers it was added
+// to have delivered their initial lists. Clusters it is waiting to try again do not count.
+func (reg *Registration) HasSynced() bool { return reg.sub.HasSynced() }
+
+// AddEventHandler is the clusterReader's Backend.AddEventHandler: one event handler on the
+// informer of the type in each engaged cluster's cache.
+func (r *clusterReader) AddEventHandler(ctx context.Context, obj client.Object, handler Handler) (Subscription, error) {
+	if obj == nil || handler == nil {
+		return nil, errors.New("fleet: AddEventHandler needs an object and a handler")
+	}
+	reg := &registration{
 		r: r, obj: obj, handler: handler,
 		removed: make(chan struct{}),
 		subs:    map[*member]*subscription{},
@@ -106,9 +136,9 @@ func (r *Reader) AddEventHandler(ctx context.Context, obj client.Object, handler
 	return reg, nil
 }
 
-// Registration is a handler added with Reader.AddEventHandler.
-type Registration struct {
-	r       *Reader
+// registration is the clusterReader's Subscription.
+type registration struct {
+	r       *clusterReader
 	obj     client.Object
 	handler Handler
 
@@ -134,7 +164,7 @@ type subscription struct {
 // Remove removes the handler from every cluster's informer. Once Remove has returned the
 // handler is not called any more; it waits for a call in progress, so it must not be called
 // from the handler itself. Removing twice, or a nil registration, does nothing.
-func (reg *Registration) Remove() {
+func (reg *registration) Remove() {
 	if reg == nil {
 		return
 	}
@@ -159,7 +189,7 @@ func (reg *Registration) Remove() {
 // HasSynced reports whether the handler has been told about every object of the clusters
 // engaged so far that it could be added to: each has been tried, and the informers it was added
 // to have delivered their initial lists. Clusters it is waiting to try again do not count.
-func (reg *Registration) HasSynced() bool {
+func (reg *registration) HasSynced() bool {
 	if reg.pending.Load() > 0 {
 		return false
 	}
@@ -173,7 +203,7 @@ func (reg *Registration) HasSynced() bool {
 	return true
 }
 
-func (reg *Registration) isRemoved() bool {
+func (reg *registration) isRemoved() bool {
 	select {
 	case <-reg.removed:
 		return true
@@ -185,7 +215,7 @@ func (reg *Registration) isRemoved() bool {
 // follow adds the handler to m's informer after delay, trying again with backoff until it is
 // added, m is disengaged or the registration removed. When pending, m counts in reg.pending
 // until the first try.
-func (reg *Registration) follow(m *member, delay time.Duration, pending bool) {
+func (reg *registration) follow(m *member, delay time.Duration, pending bool) {
 	tried := func() {
 		if pending {
 			pending = false
@@ -219,7 +249,7 @@ func (reg *Registration) follow(m *member, delay time.Duration, pending bool) {
 
 // subscribe adds the handler to m's informer of the registration's type, unless it is there,
 // m is no longer engaged, or the registration was removed.
-func (reg *Registration) subscribe(ctx context.Context, m *member) error {
+func (reg *registration) subscribe(ctx context.Context, m *member) error {
 	if reg.isRemoved() || !reg.r.current(m) {
 		return nil
 	}
@@ -255,7 +285,7 @@ func (reg *Registration) subscribe(ctx context.Context, m *member) error {
 }
 
 // drop removes the handler from m's informer; m is no longer engaged.
-func (reg *Registration) drop(m *member) {
+func (reg *registration) drop(m *member) {
 	reg.mu.Lock()
 	s := reg.subs[m]
 	delete(reg.subs, m)
@@ -266,7 +296,7 @@ func (reg *Registration) drop(m *member) {
 }
 
 // forward is the registration's handler on m's informer.
-func (reg *Registration) forward(m *member) toolscache.ResourceEventHandler {
+func (reg *registration) forward(m *member) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			reg.pass(m, obj, func(o client.Object) { reg.handler.OnAdd(m.name, o, isInInitialList) })
@@ -286,7 +316,7 @@ func (reg *Registration) forward(m *member) toolscache.ResourceEventHandler {
 
 // pass calls the handler, one call at a time, while m is engaged and the registration is not
 // removed.
-func (reg *Registration) pass(m *member, obj any, call func(client.Object)) {
+func (reg *registration) pass(m *member, obj any, call func(client.Object)) {
 	o, ok := kit.ObjectOf(obj)
 	if !ok {
 		return

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -98,7 +99,9 @@ func ListByCluster[T client.Object](ctx context.Context, r *Reader, list client.
 	return byCluster, err
 }
 
-// list lists into list and returns the cluster of each of its items.
+// list lists into list through the backend and returns the cluster of each of its items: the
+// clusters sorted by name, each cluster's objects by namespace and name, the whole cut at the
+// options' Limit.
 func (r *Reader) list(ctx context.Context, list client.ObjectList, opts []client.ListOption) ([]multicluster.ClusterName, error) {
 	o := client.ListOptions{}
 	o.ApplyOptions(opts)
@@ -111,42 +114,58 @@ func (r *Reader) list(ctx context.Context, list client.ObjectList, opts []client
 	if _, err := newListLike(list); err != nil {
 		return nil, err
 	}
-
-	members := r.engaged(inClusters(opts))
-	objs := make([][]client.Object, len(members))
-	failed := r.forEach(members, func(i int, m *member) error {
-		var err error
-		objs[i], err = answer(ctx, r, func(ctx context.Context) ([]client.Object, error) {
-			return r.read(ctx, m, list, &o)
-		})
-		return kit.Redact(err)
-	})
+	listed, err := r.backend.List(ctx, list, &o, inClusters(opts))
+	if err != nil {
+		return nil, err
+	}
 
 	var clusters []multicluster.ClusterName
 	var items []runtime.Object
-	for i, m := range members {
-		slices.SortFunc(objs[i], func(a, b client.Object) int {
+	for _, name := range slices.Sorted(maps.Keys(listed.Objects)) {
+		objs := listed.Objects[name]
+		slices.SortFunc(objs, func(a, b client.Object) int {
 			return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
 		})
-		for _, obj := range objs[i] {
+		for _, obj := range objs {
 			if limit > 0 && int64(len(items)) == limit {
 				break
 			}
-			clusters = append(clusters, m.name)
+			clusters = append(clusters, name)
 			items = append(items, obj)
 		}
 	}
 	if err := apimeta.SetList(list, items); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	if len(failed) > 0 {
-		return clusters, &PartialError{Action: "listing " + describe(list), Errors: failed, Clusters: len(members)}
+	if len(listed.Failed) > 0 {
+		return clusters, &PartialError{Action: "listing " + describe(list), Errors: listed.Failed, Clusters: len(listed.Objects) + len(listed.Failed)}
 	}
 	return clusters, nil
 }
 
+// List is the clusterReader's Backend.List: each engaged cluster read once, at most
+// Options.MaxConcurrency at a time, each bounded by Options.ClusterTimeout.
+func (r *clusterReader) List(ctx context.Context, list client.ObjectList, o *client.ListOptions, only map[multicluster.ClusterName]bool) (Listed, error) {
+	members := r.engaged(only)
+	objs := make([][]client.Object, len(members))
+	failed := r.forEach(members, func(i int, m *member) error {
+		var err error
+		objs[i], err = answer(ctx, r, func(ctx context.Context) ([]client.Object, error) {
+			return r.read(ctx, m, list, o)
+		})
+		return kit.Redact(err)
+	})
+	listed := Listed{Objects: map[multicluster.ClusterName][]client.Object{}, Failed: failed}
+	for i, m := range members {
+		if _, bad := failed[m.name]; !bad {
+			listed.Objects[m.name] = objs[i]
+		}
+	}
+	return listed, nil
+}
+
 // read lists the objects of one cluster.
-func (r *Reader) read(ctx context.Context, m *member, list client.ObjectList, o *client.ListOptions) ([]client.Object, error) {
+func (r *clusterReader) read(ctx context.Context, m *member, list client.ObjectList, o *client.ListOptions) ([]client.Object, error) {
 	into, err := newListLike(list)
 	if err != nil {
 		return nil, err
@@ -186,7 +205,7 @@ func (r *Reader) read(ctx context.Context, m *member, list client.ObjectList, o 
 }
 
 // probe asks the cluster's API server for one object of list's type in namespace.
-func (r *Reader) probe(ctx context.Context, m *member, list client.ObjectList, namespace string) error {
+func (r *clusterReader) probe(ctx context.Context, m *member, list client.ObjectList, namespace string) error {
 	into, err := newListLike(list)
 	if err != nil {
 		return err

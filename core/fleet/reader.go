@@ -13,32 +13,22 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 )
 
-// Reader reads objects of every cluster engaged with a manager at once: List lists them,
-// AddEventHandler tells one handler about their changes. A cluster takes part from the moment
-// the manager engages it until its engagement ends; the local cluster when the manager engages
-// it, or with Options.IncludeLocal. Create it with New. Its methods are safe for concurrent
-// use.
-type Reader struct {
+// clusterReader is the Backend of the Readers New returns: it is engaged with every cluster the
+// manager engages and reads each through the cluster's own cache (or API reader).
+type clusterReader struct {
 	mgr  mcmanager.Manager
 	opts Options
 	log  logr.Logger
 
 	mu      sync.RWMutex
 	members map[multicluster.ClusterName]*member
-	regs    map[*Registration]struct{}
+	regs    map[*registration]struct{}
 }
-
-var (
-	_ mcmanager.Runnable = &Reader{}
-	// Reads go on while another replica is leader: dashboards read from every replica.
-	_ manager.LeaderElectionRunnable = &Reader{}
-)
 
 // member is one engagement of a cluster with the reader.
 type member struct {
@@ -58,13 +48,14 @@ func New(mgr mcmanager.Manager, opts Options) (*Reader, error) {
 	if mgr == nil {
 		return nil, errors.New("fleet: New needs a manager")
 	}
-	r := &Reader{
+	own := &clusterReader{
 		mgr:     mgr,
 		opts:    opts.withDefaults(mgr.GetLogger()),
 		members: map[multicluster.ClusterName]*member{},
-		regs:    map[*Registration]struct{}{},
+		regs:    map[*registration]struct{}{},
 	}
-	r.log = r.opts.Logger
+	own.log = own.opts.Logger
+	r := &Reader{backend: own, own: own}
 	if err := mgr.Add(r); err != nil {
 		return nil, fmt.Errorf("fleet: adding the reader to the manager: %w", err)
 	}
@@ -76,7 +67,7 @@ func New(mgr mcmanager.Manager, opts Options) (*Reader, error) {
 // manager calls it for every cluster it engages. It returns at once and fails only for a nil
 // cluster: adding event handlers to the cluster happens on goroutines of their own, so that a
 // slow cluster never holds up its engagement.
-func (r *Reader) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+func (r *clusterReader) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
 	if cl == nil {
 		return fmt.Errorf("fleet: engaging cluster %q: cluster is nil", name)
 	}
@@ -88,7 +79,7 @@ func (r *Reader) Engage(ctx context.Context, name multicluster.ClusterName, cl c
 		return nil
 	}
 	r.members[name] = m
-	regs := make([]*Registration, 0, len(r.regs))
+	regs := make([]*registration, 0, len(r.regs))
 	for reg := range r.regs {
 		// Counted before the lock is released, so that HasSynced never misses the cluster.
 		reg.pending.Add(1)
@@ -107,7 +98,7 @@ func (r *Reader) Engage(ctx context.Context, name multicluster.ClusterName, cl c
 }
 
 // disengaged removes m from the reads, unless a newer engagement of its name replaced it.
-func (r *Reader) disengaged(m *member) {
+func (r *clusterReader) disengaged(m *member) {
 	r.mu.Lock()
 	current := r.members[m.name] == m
 	if current {
@@ -122,7 +113,7 @@ func (r *Reader) disengaged(m *member) {
 
 // Start engages the local cluster when Options.IncludeLocal asks for it, and waits until ctx
 // ends. The manager calls it.
-func (r *Reader) Start(ctx context.Context) error {
+func (r *clusterReader) Start(ctx context.Context) error {
 	if r.opts.IncludeLocal {
 		local := r.mgr.GetLocalManager()
 		if local.GetCache().WaitForCacheSync(ctx) {
@@ -135,25 +126,23 @@ func (r *Reader) Start(ctx context.Context) error {
 	return nil
 }
 
-// NeedLeaderElection returns false: the reader serves every replica.
-func (r *Reader) NeedLeaderElection() bool { return false }
 
 // current reports whether m is the engagement of its name that the reader reads.
-func (r *Reader) current(m *member) bool {
+func (r *clusterReader) current(m *member) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.members[m.name] == m && m.engaged()
 }
 
 // engaged returns the engaged members (those named in only, unless it is nil), sorted by name.
-func (r *Reader) engaged(only map[multicluster.ClusterName]bool) []*member {
+func (r *clusterReader) engaged(only map[multicluster.ClusterName]bool) []*member {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.engagedLocked(only)
 }
 
 // engagedLocked is engaged for callers that hold r.mu.
-func (r *Reader) engagedLocked(only map[multicluster.ClusterName]bool) []*member {
+func (r *clusterReader) engagedLocked(only map[multicluster.ClusterName]bool) []*member {
 	members := make([]*member, 0, len(r.members))
 	for name, m := range r.members {
 		if m.engaged() && (only == nil || only[name]) {
@@ -165,8 +154,8 @@ func (r *Reader) engagedLocked(only map[multicluster.ClusterName]bool) []*member
 }
 
 // registrations returns the event handlers; r.mu must be held.
-func (r *Reader) registrations() []*Registration {
-	regs := make([]*Registration, 0, len(r.regs))
+func (r *clusterReader) registrations() []*registration {
+	regs := make([]*registration, 0, len(r.regs))
 	for reg := range r.regs {
 		regs = append(regs, reg)
 	}
@@ -175,7 +164,7 @@ func (r *Reader) registrations() []*Registration {
 
 // forEach calls work for every member, at most Options.MaxConcurrency at a time, and returns
 // the errors by cluster.
-func (r *Reader) forEach(members []*member, work func(i int, m *member) error) map[multicluster.ClusterName]error {
+func (r *clusterReader) forEach(members []*member, work func(i int, m *member) error) map[multicluster.ClusterName]error {
 	errs := make([]error, len(members))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -204,7 +193,7 @@ func (r *Reader) forEach(members []*member, work func(i int, m *member) error) m
 // returns what it returns, or the reason ctx ended as soon as it does: a call that does not heed
 // its context (a RESTMapper's discovery request to an API server that accepts connections and
 // never answers) does not hold up the caller. Such a call finishes on its own later.
-func answer[T any](ctx context.Context, r *Reader, fn func(context.Context) (T, error)) (T, error) {
+func answer[T any](ctx context.Context, r *clusterReader, fn func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, r.opts.ClusterTimeout,
 		fmt.Errorf("no answer within %s: %w", r.opts.ClusterTimeout, context.DeadlineExceeded))
 	defer cancel()

@@ -4,7 +4,6 @@
 package kcp
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,16 +28,44 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-// Fleet reads objects of every engaged logical cluster at once, from the endpoints' shared
-// caches: List lists them, AddEventHandler tells one handler about their changes. A logical
-// cluster takes part from the moment its engagement with the manager has completed until it is
-// disengaged; objects of logical clusters that are not engaged (not ready, being disengaged, or
-// refused by the manager) are never returned. Get it with Provider.Fleet.
-type Fleet struct{ p *Provider }
+// Fleet returns the fleet-wide reader of the provider's engaged logical clusters: core's
+// fleet.Reader (mcr.dev/core/fleet), reading the endpoints' shared caches (fleetBackend), so that
+// fleet.ListItems, fleet.ListByCluster, fleet.InClusters and fleet.Registration serve it as they
+// serve a reader of any other provider. A logical cluster takes part from the moment its
+// engagement with the manager has completed until it is disengaged; objects of logical
+// clusters that are not engaged (not ready, being disengaged, or refused by the manager) are
+// never returned. It is cheap; every call returns a reader of the same state.
+func (p *Provider) Fleet() *corefleet.Reader { return corefleet.NewWithBackend(fleetBackend{p: p}) }
 
-// Fleet returns the fleet-wide reader of the provider's engaged logical clusters. It is cheap;
-// every call returns a reader of the same state.
-func (p *Provider) Fleet() *Fleet { return &Fleet{p: p} }
+// Fleet is core's fleet reader, which Provider.Fleet returns.
+//
+// Deprecated: use *fleet.Reader of mcr.dev/core/fleet.
+type Fleet = corefleet.Reader
+
+// InClusters restricts a fleet reader's List to the named logical clusters.
+//
+// Deprecated: use fleet.InClusters of mcr.dev/core/fleet, which this is.
+type InClusters = corefleet.InClusters
+
+// FleetRegistration is a handler added with the fleet reader's AddEventHandler.
+//
+// Deprecated: use *fleet.Registration of mcr.dev/core/fleet, which this is.
+type FleetRegistration = corefleet.Registration
+
+// ListByCluster lists as the fleet reader's List does and returns the listed objects by logical
+// cluster.
+//
+// Deprecated: use fleet.ListByCluster of mcr.dev/core/fleet, which this calls.
+func ListByCluster[T client.Object](ctx context.Context, reader *corefleet.Reader, list client.ObjectList, opts ...client.ListOption) (map[multicluster.ClusterName][]T, error) {
+	return corefleet.ListByCluster[T](ctx, reader, list, opts...)
+}
+
+// fleetBackend reads the engaged logical clusters from the endpoints' shared caches: one read
+// of each endpoint's informer, looked up in its indexes, instead of a request per logical
+// cluster.
+type fleetBackend struct{ p *Provider }
+
+var _ corefleet.Backend = fleetBackend{}
 
 // Start runs the provider until ctx ends, as kit.Members.Start does, engaging logical clusters
 // with aware; the manager calls it. It passes every engagement through the provider's Fleet
@@ -67,85 +93,54 @@ func (a fleetAware) Engage(ctx context.Context, name multicluster.ClusterName, c
 	return nil
 }
 
-// InClusters restricts Fleet.List to the named logical clusters; those that are not engaged
-// are left out as always. Other readers ignore it.
-type InClusters []multicluster.ClusterName
-
-// ApplyToList does nothing: Fleet.List reads InClusters from its options itself, since
-// client.ListOptions has no field for it.
-func (InClusters) ApplyToList(*client.ListOptions) {}
-
-// List lists the objects of list's type of every engaged logical cluster into list, sorted by
-// logical cluster, namespace and name; each carries its logical cluster in the kcp.io/cluster
-// annotation (logicalcluster.From; ListByCluster groups them). It reads each endpoint's shared
-// informer of the type once, creating it on first use and waiting at most
-// Options.CacheSyncTimeout for it to sync, and looks the engaged logical clusters up in its
-// indexes: no request per logical cluster, and endpoints are read in parallel.
-//
-// Options are those of a cache reader: a namespace, a label selector, a field selector of exact
-// matches on fields indexed with the provider's IndexField, Limit (of the whole list), and
-// InClusters. When an endpoint cannot be read, list holds the objects of the other endpoints
-// and the error names the endpoint (its URL redacted): a partial list is never silent.
-func (f *Fleet) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := client.ListOptions{}
-	o.ApplyOptions(opts)
-	if o.Continue != "" {
-		return errors.New("kcp provider: the continue list option is not supported by the fleet's caches")
-	}
-	var only map[logicalcluster.Name]bool
-	for _, opt := range opts {
-		if names, ok := opt.(InClusters); ok {
-			if only == nil {
-				only = map[logicalcluster.Name]bool{}
-			}
-			for _, name := range names {
-				only[logicalcluster.Name(name)] = true
-			}
+// List reads each endpoint's shared informer of the type once, creating it on first use and
+// waiting at most Options.CacheSyncTimeout for it to sync, and looks the engaged logical
+// clusters up in its indexes; endpoints are read in parallel. A field selector matches fields
+// indexed with the provider's IndexField. When an endpoint cannot be read, each logical
+// cluster engaged through it fails with the endpoint's error (its URL redacted).
+func (f fleetBackend) List(ctx context.Context, list client.ObjectList, o *client.ListOptions, only map[multicluster.ClusterName]bool) (corefleet.Listed, error) {
+	var names map[logicalcluster.Name]bool
+	if only != nil {
+		names = map[logicalcluster.Name]bool{}
+		for name := range only {
+			names[logicalcluster.Name(name)] = true
 		}
 	}
-
-	groups := f.p.fleet.byEndpoint(only)
+	groups := f.p.fleet.byEndpoint(names)
 	objs := make([][]client.Object, len(groups))
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for i, g := range groups {
 		wg.Go(func() {
-			objs[i], errs[i] = f.listEndpoint(ctx, g, list, &o)
+			objs[i], errs[i] = f.listEndpoint(ctx, g, list, o)
 			if errs[i] != nil {
-				errs[i] = fmt.Errorf("endpoint %s: %w", kit.RedactText(g.endpoint.url), errs[i])
+				errs[i] = fmt.Errorf("endpoint %s: %w", kit.RedactText(g.endpoint.url), kit.Redact(errs[i]))
 			}
 		})
 	}
 	wg.Wait()
 
-	all := slices.Concat(objs...)
-	slices.SortFunc(all, func(a, b client.Object) int {
-		return cmp.Or(
-			strings.Compare(logicalcluster.From(a).String(), logicalcluster.From(b).String()),
-			strings.Compare(a.GetNamespace(), b.GetNamespace()),
-			strings.Compare(a.GetName(), b.GetName()),
-		)
-	})
-	if o.Limit > 0 && int64(len(all)) > o.Limit {
-		all = all[:o.Limit]
+	listed := corefleet.Listed{Objects: map[multicluster.ClusterName][]client.Object{}, Failed: map[multicluster.ClusterName]error{}}
+	for i, g := range groups {
+		for _, m := range g.members {
+			name := multicluster.ClusterName(m.name)
+			if errs[i] != nil {
+				listed.Failed[name] = errs[i]
+			} else if _, ok := listed.Objects[name]; !ok {
+				listed.Objects[name] = nil
+			}
+		}
+		for _, obj := range objs[i] {
+			name := multicluster.ClusterName(logicalcluster.From(obj))
+			listed.Objects[name] = append(listed.Objects[name], obj)
+		}
 	}
-	items := make([]runtime.Object, len(all))
-	for i, obj := range all {
-		items[i] = obj
-	}
-	err := errors.Join(errs...)
-	if setErr := apimeta.SetList(list, items); setErr != nil {
-		err = errors.Join(err, setErr)
-	}
-	if err != nil {
-		return fmt.Errorf("kcp provider: listing across the fleet: %w", err)
-	}
-	return nil
+	return listed, nil
 }
 
 // listEndpoint lists the objects of the engaged logical clusters of one endpoint: deep copies,
 // with the list's item kind set.
-func (f *Fleet) listEndpoint(ctx context.Context, g endpointMembers, list client.ObjectList, o *client.ListOptions) ([]client.Object, error) {
+func (f fleetBackend) listEndpoint(ctx context.Context, g endpointMembers, list client.ObjectList, o *client.ListOptions) ([]client.Object, error) {
 	// The views of one endpoint share its wildcard cache, and what it serves.
 	view := g.members[0].view.cache
 	if err := view.serves(list); err != nil {
@@ -197,78 +192,52 @@ func (f *Fleet) listEndpoint(ctx context.Context, g endpointMembers, list client
 	return out, nil
 }
 
-// ListByCluster lists as fleet.List does and returns the listed objects by logical cluster: T
-// is the pointer type of list's items (*corev1.ConfigMap for a *corev1.ConfigMapList,
-// *unstructured.Unstructured for an *unstructured.UnstructuredList), and the objects point into
-// list. When List returns an error, so does ListByCluster, with what was listed.
-func ListByCluster[T client.Object](ctx context.Context, fleet *Fleet, list client.ObjectList, opts ...client.ListOption) (map[multicluster.ClusterName][]T, error) {
-	listErr := fleet.List(ctx, list, opts...)
-	items, err := apimeta.ExtractList(list)
-	if err != nil {
-		return nil, errors.Join(listErr, fmt.Errorf("kcp provider: %w", err))
-	}
-	byCluster := map[multicluster.ClusterName][]T{}
-	for _, item := range items {
-		obj, ok := item.(T)
-		if !ok {
-			var want T
-			return nil, errors.Join(listErr, fmt.Errorf("kcp provider: %T holds %T items, not %T", list, item, want))
-		}
-		name := multicluster.ClusterName(logicalcluster.From(obj))
-		byCluster[name] = append(byCluster[name], obj)
-	}
-	return byCluster, listErr
-}
-
-// FleetHandler is told about the objects of one type of every engaged logical cluster, with
-// the logical cluster each belongs to. It is core's fleet.Handler, so that one handler serves
-// the fleet-wide event stream of any provider (mcr.dev/core/fleet) and this one; what differs
-// here is on AddEventHandler.
+// FleetHandler is told about the objects of one type of every engaged logical cluster.
+//
+// Deprecated: use fleet.Handler of mcr.dev/core/fleet, which this is.
 type FleetHandler = corefleet.Handler
 
-// FleetHandlerFuncs is a FleetHandler of functions; a nil function ignores its events.
+// FleetHandlerFuncs is a FleetHandler of functions.
+//
+// Deprecated: use fleet.HandlerFuncs of mcr.dev/core/fleet, which this is.
 type FleetHandlerFuncs = corefleet.HandlerFuncs
 
-// AddEventHandler tells handler about the objects of obj's type (a typed object, or an
-// unstructured one with its kind set) of every engaged logical cluster until the registration
-// is removed: first the objects of the logical clusters engaged now, then their changes; a
-// logical cluster that engages later is announced with adds of its objects, and nothing more
-// is heard of a logical cluster once it is disengaged (no deletes either: a handler that keeps
-// state per logical cluster drops it itself).
-//
-// It adds one event handler to the shared informer of the type of each endpoint that serves an
-// engaged logical cluster (creating the informer there on first use) and filters by logical
-// cluster, so that the cost is one registration per endpoint, not per logical cluster. When the
-// type cannot be watched on an endpoint, the registration is returned with an error naming the
-// endpoint; its events come from the other endpoints, and it is added there again when the
-// next logical cluster of that endpoint engages. ctx bounds the creation of the informers only.
-//
-// The handler's calls are serial (one at a time, across endpoints) and should return quickly:
-// they hold up the handler's other events. OnUpdate is also called on every resync of the
-// shared informer; OnDelete gets the last state known, which may be stale when the watch missed
-// the deletion. The objects are the shared caches' own: they must not be modified.
-func (f *Fleet) AddEventHandler(ctx context.Context, obj client.Object, handler FleetHandler) (*FleetRegistration, error) {
+// AddEventHandler adds one event handler to the shared informer of the type of each endpoint
+// that serves an engaged logical cluster (creating the informer there on first use) and filters
+// by logical cluster, so that the cost is one registration per endpoint, not per logical
+// cluster. When the type cannot be watched on an endpoint, the subscription is returned with a
+// *fleet.PartialError naming the logical clusters engaged through it; their events follow once
+// the next logical cluster of that endpoint engages. ctx bounds the creation of the informers
+// only. OnUpdate is also called on every resync of the shared informer; OnDelete gets the last
+// state known, which may be stale when the watch missed the deletion.
+func (f fleetBackend) AddEventHandler(ctx context.Context, obj client.Object, handler corefleet.Handler) (corefleet.Subscription, error) {
 	if obj == nil || handler == nil {
 		return nil, errors.New("kcp provider: AddEventHandler needs an object and a handler")
 	}
-	r := &FleetRegistration{p: f.p, obj: obj, handler: handler, subs: map[*endpoint]*fleetSub{}}
-	var errs []error
+	r := &fleetSubscription{p: f.p, obj: obj, handler: handler, subs: map[*endpoint]*fleetSub{}}
+	failed := map[multicluster.ClusterName]error{}
+	tried := 0
 	for _, ep := range f.p.fleet.register(r) {
+		members := f.p.fleet.membersOn(ep)
+		tried += len(members)
 		if err := r.subscribe(ctx, ep); err != nil {
-			errs = append(errs, fmt.Errorf("endpoint %s: %w", kit.RedactText(ep.url), err))
+			err = fmt.Errorf("endpoint %s: %w", kit.RedactText(ep.url), kit.Redact(err))
+			for _, m := range members {
+				failed[multicluster.ClusterName(m.name)] = err
+			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return r, fmt.Errorf("kcp provider: adding a fleet event handler for %T: %w", obj, err)
+	if len(failed) > 0 {
+		return r, &corefleet.PartialError{Action: fmt.Sprintf("adding an event handler for %T", obj), Errors: failed, Clusters: tried}
 	}
 	return r, nil
 }
 
-// FleetRegistration is a handler added with Fleet.AddEventHandler.
-type FleetRegistration struct {
+// fleetSubscription is a handler added with fleetBackend.AddEventHandler.
+type fleetSubscription struct {
 	p       *Provider
 	obj     client.Object
-	handler FleetHandler
+	handler corefleet.Handler
 	removed atomic.Bool
 	// pending counts the engagements of logical clusters not announced to the handler yet.
 	pending atomic.Int64
@@ -290,10 +259,8 @@ type fleetSub struct {
 	covered map[*fleetMember]bool
 }
 
-// Remove removes the handler from every endpoint's informer. Once Remove has returned the
-// handler is not called any more; it waits for a call in progress, so it must not be called
-// from the handler itself. Removing twice, or a nil registration, does nothing.
-func (r *FleetRegistration) Remove() {
+// Remove removes the handler from every endpoint's informer, and waits for a call in progress.
+func (r *fleetSubscription) Remove() {
 	if r == nil || !r.removed.CompareAndSwap(false, true) {
 		return
 	}
@@ -313,7 +280,7 @@ func (r *FleetRegistration) Remove() {
 // HasSynced reports whether the handler has been told about every object of the logical
 // clusters engaged so far: the initial list of each endpoint's informer has been delivered, and
 // every logical cluster that engaged since has been announced.
-func (r *FleetRegistration) HasSynced() bool {
+func (r *fleetSubscription) HasSynced() bool {
 	if r.pending.Load() > 0 {
 		return false
 	}
@@ -328,7 +295,7 @@ func (r *FleetRegistration) HasSynced() bool {
 }
 
 // subscribe adds the handler to ep's informer of the registration's type, unless it is there.
-func (r *FleetRegistration) subscribe(ctx context.Context, ep *endpoint) error {
+func (r *fleetSubscription) subscribe(ctx context.Context, ep *endpoint) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.removed.Load() || r.subs[ep] != nil {
@@ -361,7 +328,7 @@ func (r *FleetRegistration) subscribe(ctx context.Context, ep *endpoint) error {
 // announce tells the handler about the objects a logical cluster has as it engages: through
 // the informer's initial list when the handler is new on its endpoint, by adds of the objects
 // in the informer's index otherwise.
-func (r *FleetRegistration) announce(m *fleetMember) {
+func (r *fleetSubscription) announce(m *fleetMember) {
 	defer r.pending.Add(-1)
 	ep := m.view.endpoint
 	if err := r.subscribe(m.ctx, ep); err != nil {
@@ -399,7 +366,7 @@ func (r *FleetRegistration) announce(m *fleetMember) {
 
 // forget drops what the registration remembers of m, and its handler on ep when no logical
 // cluster is engaged through ep any more.
-func (r *FleetRegistration) forget(m *fleetMember, ep *endpoint) {
+func (r *fleetSubscription) forget(m *fleetMember, ep *endpoint) {
 	r.mu.Lock()
 	s := r.subs[ep]
 	if s == nil {
@@ -420,7 +387,7 @@ func (r *FleetRegistration) forget(m *fleetMember, ep *endpoint) {
 
 // forward is the registration's handler on ep's informer: it passes on the events of the
 // logical clusters engaged through ep, one at a time.
-func (r *FleetRegistration) forward(ep *endpoint) toolscache.ResourceEventHandler {
+func (r *fleetSubscription) forward(ep *endpoint) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			r.pass(ep, obj, func(name multicluster.ClusterName, o client.Object) { r.handler.OnAdd(name, o, isInInitialList) })
@@ -438,7 +405,7 @@ func (r *FleetRegistration) forward(ep *endpoint) toolscache.ResourceEventHandle
 	}
 }
 
-func (r *FleetRegistration) pass(ep *endpoint, obj any, call func(multicluster.ClusterName, client.Object)) {
+func (r *fleetSubscription) pass(ep *endpoint, obj any, call func(multicluster.ClusterName, client.Object)) {
 	o, ok := kit.ObjectOf(obj)
 	if !ok {
 		return
@@ -459,7 +426,7 @@ func (r *FleetRegistration) pass(ep *endpoint, obj any, call func(multicluster.C
 type fleetHub struct {
 	mu      sync.RWMutex
 	members map[logicalcluster.Name]*fleetMember
-	regs    map[*FleetRegistration]bool
+	regs    map[*fleetSubscription]bool
 }
 
 // fleetMember is one engagement of a logical cluster with the manager.
@@ -480,7 +447,7 @@ func (h *fleetHub) engaged(ctx context.Context, view *scopedCluster) {
 	}
 	prev := h.members[m.name]
 	h.members[m.name] = m
-	regs := make([]*FleetRegistration, 0, len(h.regs))
+	regs := make([]*fleetSubscription, 0, len(h.regs))
 	for r := range h.regs {
 		r.pending.Add(1)
 		regs = append(regs, r)
@@ -521,10 +488,10 @@ func (h *fleetHub) forgetIn(m *fleetMember) {
 	}
 }
 
-func (h *fleetHub) registrations() []*FleetRegistration {
+func (h *fleetHub) registrations() []*fleetSubscription {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	regs := make([]*FleetRegistration, 0, len(h.regs))
+	regs := make([]*fleetSubscription, 0, len(h.regs))
 	for r := range h.regs {
 		regs = append(regs, r)
 	}
@@ -532,11 +499,11 @@ func (h *fleetHub) registrations() []*FleetRegistration {
 }
 
 // register adds r and returns the endpoints that serve engaged logical clusters now.
-func (h *fleetHub) register(r *FleetRegistration) []*endpoint {
+func (h *fleetHub) register(r *fleetSubscription) []*endpoint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.regs == nil {
-		h.regs = map[*FleetRegistration]bool{}
+		h.regs = map[*fleetSubscription]bool{}
 	}
 	h.regs[r] = true
 	var eps []*endpoint
@@ -548,7 +515,7 @@ func (h *fleetHub) register(r *FleetRegistration) []*endpoint {
 	return eps
 }
 
-func (h *fleetHub) unregister(r *FleetRegistration) {
+func (h *fleetHub) unregister(r *fleetSubscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.regs, r)

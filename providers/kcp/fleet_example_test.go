@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mcr "mcr.dev/core"
+	corefleet "mcr.dev/core/fleet"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/providers/kcp"
 )
@@ -28,18 +29,19 @@ func ExampleProvider_Fleet() {
 	}
 	// Once the manager runs the provider:
 	ctx := context.Background()
-	fleet := provider.Fleet()
-	byCluster, err := kcp.ListByCluster[*corev1.ConfigMap](ctx, fleet, &corev1.ConfigMapList{},
+	reader := provider.Fleet()
+	byCluster, err := corefleet.ListByCluster[*corev1.ConfigMap](ctx, reader, &corev1.ConfigMapList{},
 		client.InNamespace("default"), client.MatchingLabels{"app": "web"})
 	if err != nil {
-		// An endpoint could not be read; the others' ConfigMaps are in byCluster.
+		// A *corefleet.PartialError names the logical clusters of an endpoint that could not be
+		// read; the others' ConfigMaps are in byCluster.
 		fmt.Fprintln(os.Stderr, err)
 	}
 	for cluster, configMaps := range byCluster {
 		fmt.Println(cluster, len(configMaps))
 	}
 
-	reg, err := fleet.AddEventHandler(ctx, &corev1.ConfigMap{}, kcp.FleetHandlerFuncs{
+	reg, err := reader.AddEventHandler(ctx, &corev1.ConfigMap{}, corefleet.HandlerFuncs{
 		AddFunc: func(cluster multicluster.ClusterName, obj client.Object, _ bool) {
 			fmt.Println("ConfigMap", obj.GetNamespace(), obj.GetName(), "in", cluster)
 		},

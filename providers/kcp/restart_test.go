@@ -214,7 +214,10 @@ func TestBindingDeletedDuringOutage(t *testing.T) {
 	}
 	reconnected := time.Now()
 
-	s.waitDisengaged(t, goes.cluster, eGoes)
+	// client-go's reflector retries a failed watch with a backoff of up to 30 s, jittered up to
+	// twice that, so the relist may come a minute after the link is up; on a busy machine more.
+	const reconnectTimeout = 3 * time.Minute
+	s.rec.WaitDisengaged(t, s.provider, multicluster.ClusterName(goes.cluster), eGoes, reconnectTimeout)
 	t.Logf("disengaged %s after the watch could reconnect", time.Since(reconnected).Round(100*time.Millisecond))
 	s.waitLog(t, "missed a deletion", goes.cluster.String(), "APIBinding")
 	eventually(t, "OnDelete of the deleted binding", func() error {

@@ -23,6 +23,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
+	"mcr.dev/core/fleet"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp"
@@ -63,11 +64,11 @@ func TestFleetList(t *testing.T) {
 	for _, con := range []consumer{a, b, c} {
 		engaged[con.name()] = run.Recorder.WaitEngaged(t, p, con.name(), waitTimeout)
 	}
-	fleet := p.Fleet()
+	reader := p.Fleet()
 
 	all := fleetKeys([]consumer{a, b, c}, "one", "two")
 	eventually(t, "the fleet lists the engaged consumers' Widgets", func() error {
-		return expectFleetWidgets(t.Context(), fleet, all)
+		return expectFleetWidgets(t.Context(), reader, all)
 	})
 	if run.Recorder.Count(refused.name()) != 0 {
 		t.Fatalf("%s was engaged although IsReady refuses it", refused.name())
@@ -80,18 +81,18 @@ func TestFleetList(t *testing.T) {
 		{"label team=x", []client.ListOption{client.MatchingLabels{"team": "x"}}, fleetKeys([]consumer{a, b, c}, "one")},
 		{"field spec.color=blue", []client.ListOption{client.MatchingFields{"spec.color": "blue"}}, fleetKeys([]consumer{a, b, c}, "two")},
 		{"field spec.color=red and label team=y", []client.ListOption{client.MatchingFields{"spec.color": "red"}, client.MatchingLabels{"team": "y"}}, nil},
-		{"clusters a and the refused one", []client.ListOption{kcp.InClusters{a.name(), refused.name()}}, fleetKeys([]consumer{a}, "one", "two")},
-		{"clusters b and c, field spec.color=red", []client.ListOption{kcp.InClusters{c.name(), b.name()}, client.MatchingFields{"spec.color": "red"}}, fleetKeys([]consumer{b, c}, "one")},
+		{"clusters a and the refused one", []client.ListOption{fleet.InClusters{a.name(), refused.name()}}, fleetKeys([]consumer{a}, "one", "two")},
+		{"clusters b and c, field spec.color=red", []client.ListOption{fleet.InClusters{c.name(), b.name()}, client.MatchingFields{"spec.color": "red"}}, fleetKeys([]consumer{b, c}, "one")},
 		{"limit 4", []client.ListOption{client.Limit(4)}, all[:4]},
 	} {
-		if err := expectFleetWidgets(t.Context(), fleet, check.want, check.opts...); err != nil {
+		if err := expectFleetWidgets(t.Context(), reader, check.want, check.opts...); err != nil {
 			t.Errorf("%s: %v", check.what, err)
 		}
 	}
 
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(widgetGVK.GroupVersion().WithKind(widgetGVK.Kind + "List"))
-	byCluster, err := kcp.ListByCluster[*unstructured.Unstructured](t.Context(), fleet, list)
+	byCluster, err := fleet.ListByCluster[*unstructured.Unstructured](t.Context(), reader, list)
 	if err != nil {
 		t.Fatalf("ListByCluster: %v", err)
 	}
@@ -114,7 +115,7 @@ func TestFleetList(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets := &corev1.SecretList{}
-	err = fleet.List(t.Context(), secrets)
+	err = reader.List(t.Context(), secrets)
 	if err == nil || len(urls) != 1 || !strings.Contains(err.Error(), "endpoint "+strings.TrimRight(urls[0], "/")) {
 		t.Errorf("listing Secrets across the fleet: %v, want an error naming endpoint %q", err, urls)
 	}
@@ -128,7 +129,7 @@ func TestFleetList(t *testing.T) {
 	}
 	run.Recorder.WaitDisengaged(t, p, a.name(), engaged[a.name()], waitTimeout)
 	eventually(t, "the fleet lists the Widgets of the consumers still engaged", func() error {
-		return expectFleetWidgets(t.Context(), fleet, fleetKeys([]consumer{b, c}, "one", "two"))
+		return expectFleetWidgets(t.Context(), reader, fleetKeys([]consumer{b, c}, "one", "two"))
 	})
 }
 
@@ -326,10 +327,10 @@ func fleetKeys(consumers []consumer, names ...string) []string {
 
 // expectFleetWidgets checks that the fleet lists exactly the Widgets want ("<logical
 // cluster>/<name>"), in that order.
-func expectFleetWidgets(ctx context.Context, fleet *kcp.Fleet, want []string, opts ...client.ListOption) error {
+func expectFleetWidgets(ctx context.Context, reader *fleet.Reader, want []string, opts ...client.ListOption) error {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(widgetGVK.GroupVersion().WithKind(widgetGVK.Kind + "List"))
-	if err := fleet.List(ctx, list, opts...); err != nil {
+	if err := reader.List(ctx, list, opts...); err != nil {
 		return err
 	}
 	var got []string
@@ -363,7 +364,7 @@ type fleetEvents struct {
 	concurrent atomic.Int32
 }
 
-func (f *fleetEvents) handler() kcp.FleetHandler {
+func (f *fleetEvents) handler() fleet.Handler {
 	record := func(kind string, cluster multicluster.ClusterName, obj client.Object, initial bool) {
 		if f.running.Add(1) > 1 {
 			f.concurrent.Add(1)
@@ -376,7 +377,7 @@ func (f *fleetEvents) handler() kcp.FleetHandler {
 			annotated: multicluster.ClusterName(logicalcluster.From(obj)),
 		})
 	}
-	return kcp.FleetHandlerFuncs{
+	return fleet.HandlerFuncs{
 		AddFunc: func(cluster multicluster.ClusterName, obj client.Object, initial bool) {
 			record("add", cluster, obj, initial)
 		},
