@@ -1,15 +1,11 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package clusters provides a provider whose clusters are added and removed by code: tests, and
-// custom wiring where the source of truth is a program rather than an API.
+// Package clusters provides a provider whose clusters are added and removed by code (Add,
+// AddOrReplace, Remove): tests, and custom wiring where the source of truth is a program rather
+// than an API. A cluster added before Start is engaged when the manager starts the provider; one
+// added after is engaged at once. Writing a provider with a real source of truth? Build it on
+// the provider kit, mcr.dev/core/providers/kit.
 //
-// Add before the manager starts the provider parks the cluster; Start engages every parked
-// cluster. Add after Start engages the cluster at once and returns when it is engaged or has
-// failed. Each cluster lives until Remove, until it fails on its own, or until Start's context
-// ends; its lifetime never derives from the context passed to Add. Clusters are started by the
-// provider and must not be started by anyone else.
-//
-// Writing a provider with a real source of truth? Embed mcr.dev/core/clusters.Clusters
-// instead, as this provider does.
+// See docs/providers/clusters.md in the mcr repository.
 package clusters
