@@ -4,11 +4,11 @@
 package kubeconfig_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	corekubeconfig "mcr.dev/core/kubeconfig"
@@ -27,39 +27,15 @@ import (
 // Exec credential plugins (scripts of the test) that print a marked token, print it in output
 // that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
 func TestNeverReportsCredentials(t *testing.T) {
-	admin := fleet.Member("m1").Config()
-	check := providertest.NewLeakCheck()
-	marked, err := check.MarkedKubeconfigs(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugins, err := check.MarkedPluginKubeconfigs(admin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked = append(marked, plugins...)
-
-	permissive := corekubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowProxyURL: true, AllowLocalFiles: true}
-	t.Run("policies", func(t *testing.T) {
-		for _, policy := range []struct {
-			name   string
-			policy corekubeconfig.Policy
-		}{{"default", corekubeconfig.Policy{}}, {"plugins allowed", permissive}} {
-			t.Run(policy.name, func(t *testing.T) {
-				t.Parallel()
-				driveMarkedSecrets(t, check, marked, policy.policy)
-			})
-		}
+	providertest.RunKubeconfigLeakTest(t, providertest.KubeconfigLeakTest{
+		Admin: fleet.Member("m1").Config(),
+		Drive: driveMarkedSecrets,
+		Report: providertest.LeakReport{
+			Logs:    []*providertest.LogBuffer{&logs.LogBuffer},
+			Events:  []*rest.Config{fleet.Member("hub").Config()},
+			Metrics: ctrlmetrics.Registry,
+		},
 	})
-	check.ScanLogs(&logs.LogBuffer)
-	if err := check.ScanEvents(t.Context(), fleet.Member("hub").Config()); err != nil {
-		t.Error(err)
-	}
-	if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Error(err)
-	}
-	check.Check(t)
-	t.Logf("%d texts scanned", check.Scanned())
 }
 
 // driveMarkedSecrets runs a provider with policy and drives Secrets through engage, rotation,
@@ -89,42 +65,28 @@ func driveMarkedSecrets(t *testing.T, check *providertest.LeakCheck, marked []pr
 		return errNil(first.Ctx.Err() == nil, "the instance with the old token is still engaged")
 	})
 
-	logCount := func(parts ...string) int {
-		return len(plogs.All(append([]string{`"cluster"="rotating"`}, parts...)...))
-	}
-	for i, v := range marked {
-		// A new Secret with the marked kubeconfig fails with a reported problem.
-		name := fmt.Sprintf("marked-%d", i)
-		putSecret(t, ns, name, v.Kubeconfig)
-		reason := v.Reason
-		if policy != (corekubeconfig.Policy{}) {
-			reason = "" // plugins and proxies fail in ways of their own
-		}
-		waitWarning(t, ns, name, reason, v.Field)
-		if n := aware.count(multicluster.ClusterName(name)); n != 0 {
-			t.Errorf("%s: a kubeconfig with a marked %s was engaged", name, v.Field)
-		}
-		_, err := p.Get(t.Context(), multicluster.ClusterName(name))
-		if !errors.Is(err, multicluster.ErrClusterNotFound) {
-			t.Errorf("Get(%s) = %v, want ErrClusterNotFound", name, err)
-		}
-		check.ScanError("Get error", err)
-
-		// Rotating the working member to it fails too and keeps the working instance; rotating
-		// back resolves the problem, so that the next marked kubeconfig is reported anew.
-		problems, resolved := logCount("cannot be engaged"), logCount("problem resolved")
-		putSecret(t, ns, "rotating", v.Kubeconfig)
-		eventually(t, waitTimeout, fmt.Sprintf("rotation to a marked %s reported", v.Field), func() error {
-			return errNil(logCount("cannot be engaged") == problems, "no new problem logged")
-		})
-		putSecret(t, ns, "rotating", newData)
-		eventually(t, waitTimeout, fmt.Sprintf("rotation back from a marked %s resolved", v.Field), func() error {
-			return errNil(logCount("problem resolved") == resolved, "no resolution logged")
-		})
-		if working.Ctx.Err() != nil || aware.count("rotating") != 2 {
-			t.Fatalf("a rotation to a marked %s disengaged the working instance", v.Field)
-		}
-	}
+	providertest.MarkedMembers{
+		Provider: p,
+		Logs:     &plogs,
+		Engaged:  aware.count,
+		Add: func(i int, m providertest.MarkedKubeconfig) multicluster.ClusterName {
+			name := fmt.Sprintf("marked-%d", i)
+			putSecret(t, ns, name, m.Kubeconfig)
+			return multicluster.ClusterName(name)
+		},
+		Reported: func(name multicluster.ClusterName, m providertest.MarkedKubeconfig, reason string) {
+			waitWarning(t, ns, string(name), reason, m.Field)
+		},
+		Working:           "rotating",
+		WorkingKubeconfig: newData,
+		Rotate:            func(kubeconfig []byte) { putSecret(t, ns, "rotating", kubeconfig) },
+		Untouched: func(what string) {
+			if working.Ctx.Err() != nil || aware.count("rotating") != 2 {
+				t.Fatalf("%s disengaged the working instance", what)
+			}
+		},
+		Timeout: waitTimeout,
+	}.Drive(t, check, marked, policy == (corekubeconfig.Policy{}))
 
 	// Back to the first credentials, then every Secret goes.
 	putSecret(t, ns, "rotating", oldData)

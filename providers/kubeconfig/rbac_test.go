@@ -4,27 +4,20 @@
 package kubeconfig_test
 
 import (
-	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
@@ -38,16 +31,9 @@ func TestDocumentedRBACIsEnough(t *testing.T) {
 	}
 
 	ns := newNamespace(t)
-	hostKubeconfig, err := fleet.Member("hub").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
-		Namespace:    ns,
-		Name:         "provider",
-		Rules:        rules,
-		ClusterRules: []rbacv1.PolicyRule{},
+	hostConfig := providertest.ServiceAccountConfig(t, fleet.Member("hub"), envtest.ServiceAccountOptions{
+		Namespace: ns, Name: "provider", Rules: rules, ClusterRules: []rbacv1.PolicyRule{},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostConfig := restConfig(t, hostKubeconfig)
 
 	p, err := newProviderFor(hostConfig, testOptions(ns))
 	if err != nil {
@@ -83,40 +69,12 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 		APIServerFlags: map[string]string{"feature-gates": "WatchList=false"},
 	}).Member("legacy")
 	hosts := map[string]*envtest.Member{"hub": fleet.Member("hub"), "no streaming lists": legacy}
-	cases := append([]providertest.RuleRemoval{{Removed: "", Rules: rules}}, providertest.EachPermissionRemoved(rules)...)
-	t.Run("removed", func(t *testing.T) {
-		for _, c := range cases {
-			name := c.Removed
-			if name == "" {
-				name = "nothing"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				var mu sync.Mutex
-				failures := map[string][]string{}
-				t.Run("hosts", func(t *testing.T) {
-					for hostName, host := range hosts {
-						t.Run(hostName, func(t *testing.T) {
-							t.Parallel()
-							f := rbacScenario(t, host, c.Rules)
-							mu.Lock()
-							defer mu.Unlock()
-							if len(f) > 0 {
-								failures[hostName] = f
-							}
-						})
-					}
-				})
-				switch {
-				case c.Removed == "" && len(failures) > 0:
-					t.Errorf("the provider fails with every permission of the manifest: %v", failures)
-				case c.Removed != "" && len(failures) == 0:
-					t.Errorf("nothing fails without %s: the manifest need not grant it", c.Removed)
-				default:
-					t.Logf("fails: %v", failures)
-				}
-			})
-		}
+	providertest.RunPermissionTests(t, providertest.PermissionTest{
+		Rules:    rules,
+		Variants: []string{"hub", "no streaming lists"},
+		Scenario: func(t *testing.T, c providertest.PermissionCase, host string) []string {
+			return rbacScenario(t, hosts[host], c.Rules)
+		},
 	})
 }
 
@@ -126,142 +84,51 @@ const rbacWindow = 10 * time.Second
 // rbacScenario runs the provider on host as a ServiceAccount with exactly rules in a namespace
 // of its own and returns what failed.
 func rbacScenario(t *testing.T, host *envtest.Member, rules []rbacv1.PolicyRule) []string {
-	client := kubernetes.NewForConfigOrDie(host.Config())
-	ns := fmt.Sprintf("rbac-%d", namespaces.Add(1))
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	hostKubeconfig, err := host.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
-		Namespace: ns, Name: "provider", Rules: rules, ClusterRules: []rbacv1.PolicyRule{},
-	})
+	cs := kubernetes.NewForConfigOrDie(host.Config())
+	events, err := client.New(host.Config(), client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ns := fmt.Sprintf("rbac-%d", namespaces.Add(1))
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hostConfig := providertest.ServiceAccountConfig(t, host, envtest.ServiceAccountOptions{
+		Namespace: ns, Name: "provider", Rules: rules, ClusterRules: []rbacv1.PolicyRule{},
+	})
 	put := func(name string, data []byte) {
 		t.Helper()
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{kubeconfig.DefaultSecretLabel: "true"}},
 			Data:       map[string][]byte{kubeconfig.DefaultSecretKey: data},
 		}
-		if _, err := client.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	event := func(secret, reason string) *eventsv1.Event {
-		list, err := client.EventsV1().Events(ns).List(t.Context(), metav1.ListOptions{})
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		for i, e := range list.Items {
-			if e.Regarding.Name == secret && e.Reason == reason {
-				return &list.Items[i]
-			}
-		}
-		return nil
 	}
 
 	var plogs providertest.LogBuffer
 	opts := testOptions(ns)
 	opts.CacheSyncTimeout = rbacWindow
 	opts.Logger = plogs.Logger()
-	p, err := newProviderFor(restConfig(t, hostKubeconfig), opts)
+	p, err := newProviderFor(hostConfig, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	put("before", fleet.Member("m1").Kubeconfig())
-	aware := newRecordingAware()
 	// Start may fail here (a cache that cannot sync), which is one of the failures to show.
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, aware) }()
-	var startErr error
-	t.Cleanup(func() {
-		cancel()
-		if startErr != nil {
-			return // Start has returned
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Logf("Start returned: %v", err) // a cache that cannot sync may end it so
-			}
-		case <-time.After(time.Minute):
-			t.Error("Start did not return within a minute of its context ending")
-		}
-	})
-	started := func() bool {
-		if startErr == nil {
-			select {
-			case startErr = <-done:
-			default:
-			}
-		}
-		return startErr == nil
-	}
+	trial := providertest.StartTrial(t, p, rbacWindow, time.Minute)
 	put("after", fleet.Member("m2").Kubeconfig())
 	flaky := &atomic.Int32{}
 	flaky.Store(http.StatusInternalServerError)
-	put("flaky", failingMember(t, flaky))
+	put("flaky", providertest.FailingMember(t, flaky))
 
-	var failures []string
-	within := func(what string, cond func() bool) bool {
-		deadline := time.Now().Add(rbacWindow)
-		for !cond() {
-			if time.Now().After(deadline) || !started() {
-				failures = append(failures, what)
-				return false
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		return true
-	}
-	engaged := func(name multicluster.ClusterName) func() bool {
-		return func() bool { _, alive := aware.current(name); return alive }
-	}
-	within("Secret present at start engaged", engaged("before"))
-	within("Secret created later engaged", engaged("after"))
-	within("ClusterEngaged Event recorded", func() bool { return event("after", kit.ReasonClusterEngaged) != nil })
-	// A second Warning of the same reason on the same Secret is a series: the recorder patches
-	// the first Event.
-	if within("first ClusterUnreachable Event recorded", func() bool { return event("flaky", kit.ReasonClusterUnreachable) != nil }) {
-		flaky.Store(http.StatusBadGateway)
-		within("Event series updated", func() bool {
-			e := event("flaky", kit.ReasonClusterUnreachable)
-			return e != nil && e.Series != nil && e.Series.Count >= 2
-		})
-	}
-	if !started() {
-		failures = append(failures, fmt.Sprintf("Start failed: %v", startErr))
-	}
-	user := fmt.Sprintf("system:serviceaccount:%s:provider", ns)
-	for _, lines := range [][]string{plogs.All(user, "forbidden"), logs.All(user, "forbidden")} {
-		if len(lines) > 0 {
-			failures = append(failures, "Forbidden: "+lines[0])
-			break
-		}
-	}
-	return failures
-}
-
-// failingMember returns a kubeconfig for an HTTPS server that answers every request with the
-// status code in status: a member that is unreachable in a way the test can change.
-func failingMember(t *testing.T, status *atomic.Int32) []byte {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(int(status.Load()))
-	}))
-	t.Cleanup(srv.Close)
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["flaky"] = &clientcmdapi.Cluster{
-		Server:                   srv.URL,
-		CertificateAuthorityData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
-	}
-	cfg.AuthInfos["flaky"] = &clientcmdapi.AuthInfo{Token: "flaky-member-token"}
-	cfg.Contexts["flaky"] = &clientcmdapi.Context{Cluster: "flaky", AuthInfo: "flaky"}
-	cfg.CurrentContext = "flaky"
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	providertest.MemberPermissionSteps(trial, providertest.MemberSteps{
+		Before: "before", After: "after", Flaky: "flaky", Status: flaky,
+		Events: func(member multicluster.ClusterName, reason string) int32 {
+			return providertest.EventCount(t.Context(), events, ns, providertest.EventTarget{Name: string(member)}, reason)
+		},
+	})
+	trial.FailForbidden(fmt.Sprintf("system:serviceaccount:%s:provider", ns), &plogs, &logs.LogBuffer)
+	return trial.Failures()
 }
