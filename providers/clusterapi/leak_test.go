@@ -4,11 +4,12 @@
 package clusterapi_test
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -32,39 +33,15 @@ import (
 // Exec credential plugins (scripts of the test) that print a marked token, print it in output
 // that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
 func TestNeverReportsCredentials(t *testing.T) {
-	admin := fleet.Member("east").Config()
-	check := providertest.NewLeakCheck()
-	marked, err := check.MarkedKubeconfigs(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugins, err := check.MarkedPluginKubeconfigs(admin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked = append(marked, plugins...)
-
-	permissive := corekubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowProxyURL: true, AllowLocalFiles: true}
-	t.Run("policies", func(t *testing.T) {
-		for _, policy := range []struct {
-			name   string
-			policy corekubeconfig.Policy
-		}{{"default", corekubeconfig.Policy{}}, {"plugins allowed", permissive}} {
-			t.Run(policy.name, func(t *testing.T) {
-				t.Parallel()
-				driveMarkedClusters(t, check, marked, policy.policy)
-			})
-		}
+	providertest.RunKubeconfigLeakTest(t, providertest.KubeconfigLeakTest{
+		Admin: fleet.Member("east").Config(),
+		Drive: driveMarkedClusters,
+		Report: providertest.LeakReport{
+			Logs:    []*providertest.LogBuffer{&processLogs},
+			Events:  []*rest.Config{fleet.Member("mgmt").Config()},
+			Metrics: ctrlmetrics.Registry,
+		},
 	})
-	check.ScanLogs(&processLogs)
-	if err := check.ScanEvents(t.Context(), fleet.Member("mgmt").Config()); err != nil {
-		t.Error(err)
-	}
-	if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Error(err)
-	}
-	check.Check(t)
-	t.Logf("%d texts scanned", check.Scanned())
 }
 
 // driveMarkedClusters runs a provider with policy and drives Clusters through engage, rotation,
@@ -91,44 +68,32 @@ func driveMarkedClusters(t *testing.T, check *providertest.LeakCheck, marked []p
 	working := s.waitEngaged(t, rot.clusterName())
 	waitEvent(t, rot, kit.ReasonCredentialsRotated)
 
-	logCount := func(parts ...string) int {
-		return len(s.logs.All(append([]string{`"cluster"="` + string(rot.clusterName()) + `"`}, parts...)...))
-	}
-	for i, v := range marked {
-		// A new ready Cluster with the marked kubeconfig fails with a reported problem.
-		c := capiCluster{ns: ns, name: fmt.Sprintf("marked-%d", i)}
-		writeKubeconfig(t, c, v.Kubeconfig)
-		newCluster(t, ns, c.name, "DockerCluster", nil)
-		setInitialized(t, c, true)
-		reason := v.Reason
-		if policy != (corekubeconfig.Policy{}) {
-			reason = "" // plugins and proxies fail in ways of their own
-		}
-		waitWarning(t, c, reason, v.Field)
-		if n := s.rec.Count(c.clusterName()); n != 0 {
-			t.Errorf("%s: a kubeconfig with a marked %s was engaged", c.name, v.Field)
-		}
-		_, err := s.provider.Get(t.Context(), c.clusterName())
-		if !errors.Is(err, multicluster.ErrClusterNotFound) {
-			t.Errorf("Get(%s) = %v, want ErrClusterNotFound", c.name, err)
-		}
-		check.ScanError("Get error", err)
-
-		// Rotating the working Cluster to it fails too and keeps the working instance; rotating
-		// back resolves the problem, so that the next marked kubeconfig is reported anew.
-		problems, resolved := logCount("cannot be engaged"), logCount("problem resolved")
-		writeKubeconfig(t, rot, v.Kubeconfig)
-		eventually(t, fmt.Sprintf("rotation to a marked %s reported", v.Field), func() error {
-			return errIf(logCount("cannot be engaged") == problems, "no new problem logged")
-		})
-		writeKubeconfig(t, rot, secondData)
-		eventually(t, fmt.Sprintf("rotation back from a marked %s resolved", v.Field), func() error {
-			return errIf(logCount("problem resolved") == resolved, "no resolution logged")
-		})
-		if latest, _ := s.rec.Latest(rot.clusterName()); latest != working || !working.Alive() {
-			t.Fatalf("a rotation to a marked %s replaced or disengaged the working instance", v.Field)
-		}
-	}
+	providertest.MarkedMembers{
+		Provider: s.provider,
+		Logs:     s.logs,
+		Engaged:  s.rec.Count,
+		Add: func(i int, m providertest.MarkedKubeconfig) multicluster.ClusterName {
+			// A new ready Cluster with the marked kubeconfig.
+			c := capiCluster{ns: ns, name: fmt.Sprintf("marked-%d", i)}
+			writeKubeconfig(t, c, m.Kubeconfig)
+			newCluster(t, ns, c.name, "DockerCluster", nil)
+			setInitialized(t, c, true)
+			return c.clusterName()
+		},
+		Reported: func(name multicluster.ClusterName, m providertest.MarkedKubeconfig, reason string) {
+			_, n, _ := strings.Cut(string(name), "/")
+			waitWarning(t, capiCluster{ns: ns, name: n}, reason, m.Field)
+		},
+		Working:           rot.clusterName(),
+		WorkingKubeconfig: secondData,
+		Rotate:            func(kubeconfig []byte) { writeKubeconfig(t, rot, kubeconfig) },
+		Untouched: func(what string) {
+			if latest, _ := s.rec.Latest(rot.clusterName()); latest != working || !working.Alive() {
+				t.Fatalf("%s replaced or disengaged the working instance", what)
+			}
+		},
+		Timeout: waitTimeout,
+	}.Drive(t, check, marked, policy == (corekubeconfig.Policy{}))
 
 	// Back to the first credentials, then every Cluster goes.
 	writeKubeconfig(t, rot, firstData)
@@ -176,11 +141,4 @@ func waitWarning(t *testing.T, c capiCluster, reason, what string) {
 		}
 		return fmt.Errorf("Events on the Cluster: %v", seen)
 	})
-}
-
-func errIf(failed bool, msg string) error {
-	if failed {
-		return errors.New(msg)
-	}
-	return nil
 }

@@ -4,25 +4,20 @@
 package clusterapi_test
 
 import (
-	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
@@ -34,17 +29,10 @@ import (
 // quote identical to the file.
 func TestRBACManifest(t *testing.T) {
 	ns := namespace(t)
-	data, err := fleet.Member("mgmt").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
+	cfg := providertest.ServiceAccountConfig(t, fleet.Member("mgmt"), envtest.ServiceAccountOptions{
 		Name:         "clusterapi-provider",
 		ClusterRules: mustManifestRules(t),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &logBuffer{}
 	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Options: kit.Options{Logger: logs.Logger()}})
 	if err != nil {
@@ -86,40 +74,12 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	hosts := map[string]*envtest.Member{"mgmt": fleet.Member("mgmt"), "no streaming lists": legacy}
-	cases := append([]providertest.RuleRemoval{{Removed: "", Rules: rules}}, providertest.EachPermissionRemoved(rules)...)
-	t.Run("removed", func(t *testing.T) {
-		for _, c := range cases {
-			name := c.Removed
-			if name == "" {
-				name = "nothing"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				var mu sync.Mutex
-				failures := map[string][]string{}
-				t.Run("hosts", func(t *testing.T) {
-					for hostName, host := range hosts {
-						t.Run(hostName, func(t *testing.T) {
-							t.Parallel()
-							f := rbacScenario(t, host, c.Rules)
-							mu.Lock()
-							defer mu.Unlock()
-							if len(f) > 0 {
-								failures[hostName] = f
-							}
-						})
-					}
-				})
-				switch {
-				case c.Removed == "" && len(failures) > 0:
-					t.Errorf("the provider fails with every permission of the manifest: %v", failures)
-				case c.Removed != "" && len(failures) == 0:
-					t.Errorf("nothing fails without %s: the manifest need not grant it", c.Removed)
-				default:
-					t.Logf("fails: %v", failures)
-				}
-			})
-		}
+	providertest.RunPermissionTests(t, providertest.PermissionTest{
+		Rules:    rules,
+		Variants: []string{"mgmt", "no streaming lists"},
+		Scenario: func(t *testing.T, c providertest.PermissionCase, host string) []string {
+			return rbacScenario(t, hosts[host], c.Rules)
+		},
 	})
 }
 
@@ -139,32 +99,12 @@ func rbacScenario(t *testing.T, host *envtest.Member, rules []rbacv1.PolicyRule)
 	if err := cl.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := host.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Namespace: ns, Name: "provider", ClusterRules: rules})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := providertest.ServiceAccountConfig(t, host, envtest.ServiceAccountOptions{Namespace: ns, Name: "provider", ClusterRules: rules})
 	ready := func(name string, kubeconfig []byte) {
 		t.Helper()
 		if err := createReadyCluster(t.Context(), cl, ns, name, kubeconfig); err != nil {
 			t.Fatal(err)
 		}
-	}
-	event := func(cluster, reason string) *eventsv1.Event {
-		var list eventsv1.EventList
-		if err := cl.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			t.Error(err)
-			return nil
-		}
-		for i, e := range list.Items {
-			if e.Regarding.Name == cluster && e.Reason == reason {
-				return &list.Items[i]
-			}
-		}
-		return nil
 	}
 
 	logs := &logBuffer{}
@@ -178,98 +118,21 @@ func rbacScenario(t *testing.T, host *envtest.Member, rules []rbacv1.PolicyRule)
 		t.Fatal(err)
 	}
 	ready("before", fleet.Member("east").Kubeconfig())
-	rec := providertest.NewRecorder()
 	// Start may fail here (a cache that cannot sync), which is one of the failures to show.
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	var startErr error
-	t.Cleanup(func() {
-		cancel()
-		if startErr != nil {
-			return // Start has returned
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Logf("Start returned: %v", err) // a cache that cannot sync may end it so
-			}
-		case <-time.After(time.Minute):
-			t.Error("Start did not return within a minute of its context ending")
-		}
-	})
-	started := func() bool {
-		if startErr == nil {
-			select {
-			case startErr = <-done:
-			default:
-			}
-		}
-		return startErr == nil
-	}
+	trial := providertest.StartTrial(t, p, rbacWindow, time.Minute)
 	ready("after", fleet.Member("west").Kubeconfig())
 	flaky := &atomic.Int32{}
 	flaky.Store(http.StatusInternalServerError)
-	ready("flaky", failingMember(t, flaky))
+	ready("flaky", providertest.FailingMember(t, flaky))
 
-	var failures []string
-	within := func(what string, cond func() bool) bool {
-		deadline := time.Now().Add(rbacWindow)
-		for !cond() {
-			if time.Now().After(deadline) || !started() {
-				failures = append(failures, what)
-				return false
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		return true
-	}
-	engaged := func(name string) func() bool {
-		return func() bool { e, _ := rec.Latest(clusterapi.ClusterName(ns, name)); return e.Alive() }
-	}
-	within("Cluster present at start engaged", engaged("before"))
-	within("Cluster created later engaged", engaged("after"))
-	within("ClusterEngaged Event recorded", func() bool { return event("after", kit.ReasonClusterEngaged) != nil })
-	// A second Warning of the same reason on the same Cluster is a series: the recorder patches
-	// the first Event.
-	if within("first ClusterUnreachable Event recorded", func() bool { return event("flaky", kit.ReasonClusterUnreachable) != nil }) {
-		flaky.Store(http.StatusBadGateway)
-		within("Event series updated", func() bool {
-			e := event("flaky", kit.ReasonClusterUnreachable)
-			return e != nil && e.Series != nil && e.Series.Count >= 2
-		})
-	}
-	if !started() {
-		failures = append(failures, fmt.Sprintf("Start failed: %v", startErr))
-	}
-	user := fmt.Sprintf("system:serviceaccount:%s:provider", ns)
-	for _, lines := range [][]string{logs.All(user, "forbidden"), processLogs.All(user, "forbidden")} {
-		if len(lines) > 0 {
-			failures = append(failures, "Forbidden: "+lines[0])
-			break
-		}
-	}
-	return failures
-}
-
-// failingMember returns a kubeconfig for an HTTPS server that answers every request with the
-// status code in status: a member that is unreachable in a way the test can change.
-func failingMember(t *testing.T, status *atomic.Int32) []byte {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(int(status.Load()))
-	}))
-	t.Cleanup(srv.Close)
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["flaky"] = &clientcmdapi.Cluster{
-		Server:                   srv.URL,
-		CertificateAuthorityData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
-	}
-	cfg.AuthInfos["flaky"] = &clientcmdapi.AuthInfo{Token: "flaky-member-token"}
-	cfg.Contexts["flaky"] = &clientcmdapi.Context{Cluster: "flaky", AuthInfo: "flaky"}
-	cfg.CurrentContext = "flaky"
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	providertest.MemberPermissionSteps(trial, providertest.MemberSteps{
+		Before: clusterapi.ClusterName(ns, "before"), After: clusterapi.ClusterName(ns, "after"),
+		Flaky: clusterapi.ClusterName(ns, "flaky"), Status: flaky,
+		Events: func(member multicluster.ClusterName, reason string) int32 {
+			_, name, _ := strings.Cut(string(member), "/")
+			return providertest.EventCount(t.Context(), cl, ns, providertest.EventTarget{Name: name}, reason)
+		},
+	})
+	trial.FailForbidden(fmt.Sprintf("system:serviceaccount:%s:provider", ns), logs, &processLogs)
+	return trial.Failures()
 }
