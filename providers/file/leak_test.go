@@ -35,35 +35,12 @@ import (
 // Exec credential plugins (scripts of the test) that print a marked token, print it in output
 // that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
 func TestNeverReportsCredentials(t *testing.T) {
-	admin := fleet.Member("east").Config()
-	check := providertest.NewLeakCheck()
-	marked, err := check.MarkedKubeconfigs(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugins, err := check.MarkedPluginKubeconfigs(admin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked = append(marked, plugins...)
-
-	t.Run("policies", func(t *testing.T) {
-		for _, policy := range []struct {
-			name   string
-			policy kubeconfig.Policy
-		}{{"default", kubeconfig.Policy{}}, {"trusted", file.TrustedPolicy()}} {
-			t.Run(policy.name, func(t *testing.T) {
-				t.Parallel()
-				driveMarkedFiles(t, check, marked, policy.policy)
-			})
-		}
+	providertest.RunKubeconfigLeakTest(t, providertest.KubeconfigLeakTest{
+		Admin:    fleet.Member("east").Config(),
+		Policies: map[string]kubeconfig.Policy{"default": {}, "trusted": file.TrustedPolicy()},
+		Drive:    driveMarkedFiles,
+		Report:   providertest.LeakReport{Logs: []*providertest.LogBuffer{&processLogs}, Metrics: ctrlmetrics.Registry},
 	})
-	check.ScanLogs(&processLogs)
-	if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Error(err)
-	}
-	check.Check(t)
-	t.Logf("%d texts scanned", check.Scanned())
 }
 
 // driveMarkedFiles runs a provider with policy for both configured and discovered files and
