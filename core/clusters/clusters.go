@@ -57,9 +57,14 @@ type Options[T cluster.Cluster] struct {
 	// Defaults to EqualClusters, which compares the endpoint and credentials of GetConfig().
 	EqualClusters func(a, b T) bool
 
-	// Log receives lifecycle messages, with the cluster under the key "cluster".
+	// Logger receives lifecycle messages, with the cluster under the key "cluster".
 	//
-	// Defaults to controller-runtime's logger named "clusters".
+	// Defaults to Log, else to controller-runtime's logger named "clusters".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 
 	// ParkedRetryMax bounds the backoff (from one second, doubling) of the retries of a field
@@ -79,8 +84,11 @@ func (o Options[T]) withDefaults() Options[T] {
 	if o.EqualClusters == nil {
 		o.EqualClusters = EqualClusters[T]
 	}
-	if o.Log.GetSink() == nil {
-		o.Log = ctrllog.Log.WithName("clusters")
+	if o.Logger.GetSink() == nil {
+		o.Logger = o.Log
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = ctrllog.Log.WithName("clusters")
 	}
 	if o.ParkedRetryMax <= 0 {
 		o.ParkedRetryMax = DefaultParkedRetryMax
@@ -192,7 +200,7 @@ func (c *Clusters[T]) AddOrReplace(ctx context.Context, name multicluster.Cluste
 // (making it visible) and engages it; a failing phase undoes what the earlier ones did.
 func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl T, aware multicluster.Aware, replace bool, optFns []AddOption) error {
 	o := c.Options.withDefaults()
-	log := o.Log.WithValues("cluster", name)
+	log := o.Logger.WithValues("cluster", name)
 	var opts addOptions
 	for _, fn := range optFns {
 		fn(&opts)
@@ -436,7 +444,7 @@ func (c *Clusters[T]) stopAll(stopping []*entry[T]) {
 	for _, e := range stopping {
 		e.stop(errRemoved)
 	}
-	log := c.Options.withDefaults().Log
+	log := c.Options.withDefaults().Logger
 	for _, e := range stopping {
 		log.V(1).Info("Removed cluster instance", "cluster", e.name)
 	}

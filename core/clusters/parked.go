@@ -91,7 +91,7 @@ func (c *Clusters[T]) park(e *entry[T], idx Index, reason string) {
 	e.parked = append(e.parked, parkedIndex{index: idx, what: what})
 	metrics.ParkedFieldIndexes.Inc()
 	o := c.Options.withDefaults()
-	o.Log.Info("Cluster does not serve the indexed kind; index parked until it does", "cluster", e.name, "index", what, "reason", reason)
+	o.Logger.Info("Cluster does not serve the indexed kind; index parked until it does", "cluster", e.name, "index", what, "reason", reason)
 	if !e.retrying {
 		e.retrying = true
 		go c.retryParked(e, o)
@@ -122,10 +122,10 @@ func (c *Clusters[T]) retryParked(e *entry[T], o Options[T]) {
 			switch {
 			case err == nil:
 				applied = append(applied, p.index.Key())
-				o.Log.Info("Cluster now serves the indexed kind; index applied", "cluster", e.name, "index", p.what)
+				o.Logger.Info("Cluster now serves the indexed kind; index applied", "cluster", e.name, "index", p.what)
 			case !meta.IsNoMatchError(err) && e.ctx.Err() == nil:
 				// The cluster may be down: keep trying, as for a kind it does not serve.
-				o.Log.V(1).Info("Cannot apply parked index yet", "cluster", e.name, "index", p.what, "reason", err.Error())
+				o.Logger.V(1).Info("Cannot apply parked index yet", "cluster", e.name, "index", p.what, "reason", err.Error())
 			}
 		}
 

@@ -162,7 +162,7 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 		log:      local.GetLogger().WithName("multicluster"),
 		engaged:  map[multicluster.ClusterName]*engagedCluster{},
 	}
-	m.localIndexes.Options.Log = m.log
+	m.localIndexes.Options.Logger = m.log
 	for _, o := range mcOpts {
 		o(m)
 	}
@@ -175,8 +175,8 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 		if opts.Config == nil {
 			opts.Config = local.GetConfig()
 		}
-		if opts.Log.GetSink() == nil {
-			opts.Log = m.log.WithName("sharding")
+		if opts.Logger.GetSink() == nil && opts.Log.GetSink() == nil {
+			opts.Logger = m.log.WithName("sharding")
 		}
 		coordinator, err := sharding.New(awareFunc(m.engageAwares), opts)
 		if err != nil {

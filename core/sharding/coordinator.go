@@ -110,7 +110,7 @@ func New(target multicluster.Aware, opts Options) (*Coordinator, error) {
 	}
 	return &Coordinator{
 		opts:       opts,
-		log:        opts.Log,
+		log:        opts.Logger,
 		target:     target,
 		leases:     client.Leases(opts.Namespace),
 		groupLabel: groupLabelValue(opts.Group),

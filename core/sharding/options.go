@@ -95,9 +95,14 @@ type Options struct {
 	// Required. manager.WithSharding defaults it to the manager's host config.
 	Config *rest.Config
 
-	// Log receives ownership and membership changes, with the keys "replica" and "cluster".
+	// Logger receives ownership and membership changes, with the keys "replica" and "cluster".
 	//
-	// Defaults to controller-runtime's logger named "sharding".
+	// Defaults to Log, else to controller-runtime's logger named "sharding".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 }
 
@@ -143,10 +148,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RenewInterval >= o.RenewDeadline {
 		return o, fmt.Errorf("sharding: RenewInterval (%v) must be shorter than RenewDeadline (%v)", o.RenewInterval, o.RenewDeadline)
 	}
-	if o.Log.GetSink() == nil {
-		o.Log = ctrllog.Log.WithName("sharding")
+	if o.Logger.GetSink() == nil {
+		o.Logger = o.Log
 	}
-	o.Log = o.Log.WithValues("replica", o.Identity)
+	if o.Logger.GetSink() == nil {
+		o.Logger = ctrllog.Log.WithName("sharding")
+	}
+	o.Logger = o.Logger.WithValues("replica", o.Identity)
 	return o, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
 )
 
@@ -26,8 +27,18 @@ func TestOptionsDefaults(t *testing.T) {
 	if o.Weight != 1 {
 		t.Errorf("Weight = %v, want 1", o.Weight)
 	}
-	if o.Log.GetSink() == nil {
+	if o.Logger.GetSink() == nil {
 		t.Error("no default logger")
+	}
+	var logged []string
+	deprecatedLog := funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{})
+	deprecated, err := Options{Group: "g", Config: &rest.Config{}, Log: deprecatedLog}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deprecated.Logger.Info("probe")
+	if len(logged) != 1 {
+		t.Errorf("the deprecated Log got %d lines, want the one logged through Logger", len(logged))
 	}
 	other, err := Options{Group: "g", Config: &rest.Config{}}.withDefaults()
 	if err != nil {

@@ -38,9 +38,14 @@ type Options struct {
 	// Defaults to clusters.EqualClusters (same endpoint and credentials).
 	EqualClusters func(a, b cluster.Cluster) bool
 
-	// Log receives lifecycle messages, with the cluster under the key "cluster".
+	// Logger receives lifecycle messages, with the cluster under the key "cluster".
 	//
-	// Defaults to controller-runtime's logger named "clusters-provider".
+	// Defaults to Log, else to controller-runtime's logger named "clusters-provider".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 }
 
@@ -61,14 +66,17 @@ type Provider struct {
 // multicluster-runtime's spelling), are defaulted here.
 func New(options ...Options) *Provider {
 	opts := clusters.OneOptions("clusters.New", options)
-	if opts.Log.GetSink() == nil {
-		opts.Log = ctrllog.Log.WithName("clusters-provider")
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = opts.Log
 	}
-	p := &Provider{log: opts.Log, parked: map[multicluster.ClusterName]cluster.Cluster{}}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = ctrllog.Log.WithName("clusters-provider")
+	}
+	p := &Provider{log: opts.Logger, parked: map[multicluster.ClusterName]cluster.Cluster{}}
 	p.Options = clusters.Options[cluster.Cluster]{
 		CacheSyncTimeout: opts.CacheSyncTimeout,
 		EqualClusters:    opts.EqualClusters,
-		Log:              opts.Log,
+		Logger:           opts.Logger,
 	}
 	return p
 }

@@ -34,7 +34,7 @@ func (m *Members[K]) Init(opts EngineOptions[K]) (*Engine[K], error) {
 	opts.Options.SetDefaults(opts.Name)
 	m.Options.CacheSyncTimeout = opts.Options.CacheSyncTimeout
 	// The Engine logs every outcome; the set's own lifecycle lines are detail.
-	m.Options.Log = opts.Options.Logger.V(1)
+	m.Options.Logger = opts.Options.Logger.V(1)
 	opts.Clusters = &m.Clusters
 	e, err := NewEngine(opts)
 	if err != nil {

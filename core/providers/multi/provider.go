@@ -40,10 +40,15 @@ type Options struct {
 	// Defaults to DefaultSeparator ("#").
 	Separator string
 
-	// Log receives lifecycle messages, with the member under the key "provider" and clusters
-	// under "cluster".
+	// Logger receives lifecycle messages, with the member under the key "provider" and
+	// clusters under "cluster".
 	//
-	// Defaults to controller-runtime's logger named "multi-provider".
+	// Defaults to Log, else to controller-runtime's logger named "multi-provider".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 }
 
@@ -83,12 +88,15 @@ func New(opts Options) *Provider {
 	if opts.Separator == "" {
 		opts.Separator = DefaultSeparator
 	}
-	if opts.Log.GetSink() == nil {
-		opts.Log = ctrllog.Log.WithName("multi-provider")
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = opts.Log
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = ctrllog.Log.WithName("multi-provider")
 	}
 	return &Provider{
 		sep:       opts.Separator,
-		log:       opts.Log,
+		log:       opts.Logger,
 		members:   map[string]*member{},
 		indexKeys: map[string]struct{}{},
 	}

@@ -39,9 +39,14 @@ type Options struct {
 	// Defaults to clusters.DefaultCacheSyncTimeout (one minute).
 	CacheSyncTimeout time.Duration
 
-	// Log receives lifecycle messages, with the cluster under the key "cluster".
+	// Logger receives lifecycle messages, with the cluster under the key "cluster".
 	//
-	// Defaults to controller-runtime's logger named "namespace-provider".
+	// Defaults to Log, else to controller-runtime's logger named "namespace-provider".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 }
 
@@ -67,7 +72,11 @@ type Provider struct {
 // most one (New(host) is multicluster-runtime's spelling), are defaulted here.
 func New(host cluster.Cluster, options ...Options) *Provider {
 	opts := clusters.OneOptions("namespace.New", options)
-	return newProvider(host, kit.Options{CacheSyncTimeout: opts.CacheSyncTimeout, Logger: opts.Log})
+	logger := opts.Logger
+	if logger.GetSink() == nil {
+		logger = opts.Log
+	}
+	return newProvider(host, kit.Options{CacheSyncTimeout: opts.CacheSyncTimeout, Logger: logger})
 }
 
 // newProvider returns a provider with the kit's options, which tests shorten.

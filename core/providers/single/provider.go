@@ -38,9 +38,14 @@ type Options struct {
 	// Defaults to clusters.DefaultCacheSyncTimeout (one minute).
 	CacheSyncTimeout time.Duration
 
-	// Log receives lifecycle messages, with the cluster under the key "cluster".
+	// Logger receives lifecycle messages, with the cluster under the key "cluster".
 	//
-	// Defaults to controller-runtime's logger named "single-provider".
+	// Defaults to Log, else to controller-runtime's logger named "single-provider".
+	Logger logr.Logger
+
+	// Log is the former name of Logger, used when Logger is unset.
+	//
+	// Deprecated: use Logger.
 	Log logr.Logger
 }
 
@@ -62,10 +67,13 @@ type Provider struct {
 func New(name multicluster.ClusterName, cl cluster.Cluster, options ...Options) *Provider {
 	opts := clusters.OneOptions("single.New", options)
 	p := &Provider{name: name, cluster: cl, alreadyRunning: opts.AlreadyRunning}
-	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: opts.CacheSyncTimeout, Log: opts.Log}
-	if p.Options.Log.GetSink() == nil {
-		p.Options.Log = ctrllog.Log.WithName("single-provider")
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = opts.Log
 	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = ctrllog.Log.WithName("single-provider")
+	}
+	p.Options = clusters.Options[cluster.Cluster]{CacheSyncTimeout: opts.CacheSyncTimeout, Logger: opts.Logger}
 	return p
 }
 
