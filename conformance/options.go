@@ -167,6 +167,10 @@ type Implementation struct {
 	URL string `json:"url,omitempty"`
 	// Version of the provider under test: a tag or commit.
 	Version string `json:"version,omitempty"`
+	// Module is the module of the binary that ran the suite (the provider's, for its test) and
+	// its version from the binary's build information: "(devel)" for a checkout, with its git
+	// commit when known. The suite fills it in; leave it empty.
+	Module string `json:"module,omitempty"`
 	// Contact lists people or teams to ask about the report.
 	Contact []string `json:"contact,omitempty"`
 }

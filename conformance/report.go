@@ -166,6 +166,9 @@ func newReport(o Options, results []TestResult, date time.Time) *Report {
 		Features:       FeatureClaims{Claimed: []Feature{}, NotClaimed: []Feature{}},
 		Tests:          results,
 	}
+	if rep.Implementation.Module == "" {
+		rep.Implementation.Module = testedModule()
+	}
 	for _, f := range ExtendedFeatures() {
 		if o.claims(f) {
 			rep.Features.Claimed = append(rep.Features.Claimed, f)
@@ -349,6 +352,7 @@ func Verify(data []byte) error {
 		{"suite.controllerRuntime", rep.Suite.ControllerRuntime},
 		{"suite.clientGo", rep.Suite.ClientGo},
 		{"suite.go", rep.Suite.Go},
+		{"implementation.module", rep.Implementation.Module},
 	} {
 		if v.value == "" || strings.HasPrefix(v.value, "unknown") {
 			addf("%s is missing (%q): a report must say which versions produced it; the suite reads them from the build information or `go list -m` in the tested package's directory (run it with go test, from the provider's module or workspace)", v.field, v.value)

@@ -86,7 +86,7 @@ func validReport(t *testing.T) map[string]any {
 		"date": time.Now().UTC().Format(time.RFC3339), "mode": "direct",
 		"suite": map[string]any{"version": "v0.1.0", "module": "v0.1.0", "tests": len(conformance.Tests()), "core": "v0.1.0",
 			"multiclusterRuntime": "v0.24.1", "controllerRuntime": "v0.24.1", "clientGo": "v0.36.3", "go": "go1.26", "race": true},
-		"implementation": map[string]any{"project": "acme"},
+		"implementation": map[string]any{"project": "acme", "module": "example.com/acme v1.0.0"},
 		"features":       map[string]any{"claimed": []any{"CredentialRotation"}, "notClaimed": notClaimed},
 		"summary":        map[string]any{"result": "success", "core": core, "extended": ext},
 		"tests":          tests,
@@ -145,6 +145,9 @@ func TestVerify(t *testing.T) {
 			r["suite"].(map[string]any)["clientGo"] = "unknown (go list -m: exit status 1)"
 		}, "suite.clientGo is missing"},
 		"wrong kind":  {func(r map[string]any) { r["kind"] = "Other" }, "apiVersion/kind"},
+		"no provider module": {func(r map[string]any) {
+			delete(r["implementation"].(map[string]any), "module")
+		}, "implementation.module is missing"},
 		"unknown key": {func(r map[string]any) { r["extra"] = 1 }, "not a report"},
 	}
 	for name, c := range cases {

@@ -13,15 +13,16 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Version is the version of this suite. It is embedded because a test binary built in a go.work
-// workspace (or with a replace directive) carries no version of mcr.dev/conformance in its build
-// information. The release process sets it to the tag being released, and to the next version
-// with a "-dev" suffix right after.
+// Version is the version of this suite's source. The release process sets it to the tag being
+// released, and to the next version with a "-dev" suffix right after. Reports do not carry it:
+// their suite.version comes from the build information of the test binary, which also says
+// when the suite was built from a checkout rather than a release.
 const Version = "v0.1.0-dev"
 
 // Module paths whose versions the report records.
@@ -58,33 +59,63 @@ var defaultVersionSources = versionSources{buildInfo: debug.ReadBuildInfo, goLis
 var (
 	suiteInfoOnce   sync.Once
 	suiteInfoCached SuiteInfo
+	providerModule  string
 )
 
 // suiteInfo returns the versions of the test binary, computed once: they cannot change while
 // it runs, and the fallback runs the go command.
 func suiteInfo() SuiteInfo {
-	suiteInfoOnce.Do(func() { suiteInfoCached = defaultVersionSources.suiteInfo() })
+	suiteInfoOnce.Do(func() { suiteInfoCached, providerModule = defaultVersionSources.versions() })
 	info := suiteInfoCached
 	info.Tests = len(catalog)
 	return info
+}
+
+// testedModule returns the module of the binary under test and its version.
+func testedModule() string {
+	suiteInfo()
+	return providerModule
 }
 
 // suiteInfo reads versions from the build information and, for the modules it lacks (in a
 // go.work workspace it lists only the main module), from `go list -m` in the working
 // directory, which is the tested package's directory under go test.
 func (src versionSources) suiteInfo() SuiteInfo {
-	info := SuiteInfo{Version: Version, Go: runtime.Version()}
+	info, _ := src.versions()
+	return info
+}
+
+// develVersion is the version the go command gives a module built from a checkout.
+const develVersion = "(devel)"
+
+// versions returns the suite's versions and the module of the binary under test (the
+// provider's, in a provider's test binary) with its version: "<path> <version>".
+func (src versionSources) versions() (SuiteInfo, string) {
+	info := SuiteInfo{Go: runtime.Version()}
 	versions := map[string]string{}
+	// revisions are the VCS revisions of modules built from a checkout, where known.
+	revisions := map[string]string{}
 	var notes []string
-	if bi, ok := src.buildInfo(); ok {
+	var mainModule, mainVersion string
+	bi, ok := src.buildInfo()
+	if ok {
 		info.Go = bi.GoVersion
+		mainModule, mainVersion = bi.Main.Path, bi.Main.Version
 		for _, s := range bi.Settings {
-			if s.Key == "-race" && s.Value == "true" {
+			switch {
+			case s.Key == "-race" && s.Value == "true":
 				info.Race = true
+			case s.Key == "vcs.revision":
+				revisions[mainModule] = s.Value
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.modified" && s.Value == "true" && revisions[mainModule] != "" {
+				revisions[mainModule] += " (modified)"
 			}
 		}
 		for _, path := range versionedModules {
-			if v := moduleVersion(bi, path); v != "" && v != "(devel)" {
+			if v := moduleVersion(bi, path); v != "" && v != develVersion {
 				versions[path] = v
 			}
 		}
@@ -97,17 +128,30 @@ func (src versionSources) suiteInfo() SuiteInfo {
 			missing = append(missing, path)
 		}
 	}
-	if len(missing) > 0 {
-		listed, err := src.goList(missing)
+	lookUpMain := mainModule != "" && !slices.Contains(versionedModules, mainModule) && released(mainVersion) == "" && revisions[mainModule] == ""
+	if len(missing) > 0 || lookUpMain {
+		query := missing
+		if lookUpMain {
+			query = append(slices.Clone(missing), mainModule)
+		}
+		listed, err := src.goList(query)
 		if err != nil {
 			notes = append(notes, err.Error())
 		}
 		for _, path := range missing {
 			if m, ok := listed[path]; ok {
 				versions[path] = src.describeListed(m)
+				if rev := src.listedRevision(m); rev != "" {
+					revisions[path] = rev
+				}
 			}
 		}
-		info.VersionsFrom = "go list -m"
+		if m, ok := listed[mainModule]; ok && lookUpMain {
+			revisions[mainModule] = src.listedRevision(m)
+		}
+		if len(missing) > 0 {
+			info.VersionsFrom = "go list -m"
+		}
 	}
 	get := func(path string) string {
 		if v := versions[path]; v != "" {
@@ -128,7 +172,53 @@ func (src versionSources) suiteInfo() SuiteInfo {
 	} else {
 		info.VersionsFrom = "build info and go list -m"
 	}
-	return info
+	// The suite's version is its module's: a release when the binary was built with one,
+	// otherwise (a checkout, a workspace, a replacement) "(devel)" and the revision if known.
+	info.Version = released(versions[modConformance])
+	if mainModule == modConformance {
+		info.Version = released(mainVersion)
+	}
+	if info.Version == "" {
+		info.Version = withRevision(develVersion, revisions[modConformance])
+	}
+	var provider string
+	switch {
+	case mainModule == "":
+		provider = "unknown (no build information)"
+	case mainModule == modConformance:
+		provider = mainModule + " " + info.Version
+	case released(mainVersion) != "":
+		provider = mainModule + " " + mainVersion
+	default:
+		provider = mainModule + " " + withRevision(develVersion, revisions[mainModule])
+	}
+	return info, provider
+}
+
+// released returns v if it is a module version (not "(devel)", not a replacement), else "".
+func released(v string) string {
+	if strings.HasPrefix(v, "v") && !strings.Contains(v, " ") {
+		return v
+	}
+	return ""
+}
+
+func withRevision(v, revision string) string {
+	if revision == "" {
+		return v
+	}
+	return v + ", git " + revision
+}
+
+// listedRevision is the git commit of a module go list found in a directory, "" otherwise.
+func (src versionSources) listedRevision(m listedModule) string {
+	switch {
+	case m.Replace != nil && m.Replace.Version == "":
+		return src.gitCommit(m.Replace.Dir)
+	case m.Replace == nil && m.Version == "" && m.Main:
+		return src.gitCommit(m.Dir)
+	}
+	return ""
 }
 
 // describeListed renders a module as go list -m sees it: its version (and replacement), or,
