@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -232,14 +233,9 @@ func TestNeverReportsCredentials(t *testing.T) {
 		return nil
 	})
 
-	leaks.ScanLogs(s.logs)
-	leaks.ScanLogs(processLogs)
-	if err := leaks.ScanEvents(t.Context(), fleet.Member("hub").Config()); err != nil {
-		t.Fatal(err)
-	}
-	if err := leaks.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Fatal(err)
-	}
-	leaks.Check(t)
-	t.Logf("scanned %d texts", leaks.Scanned())
+	leaks.Report(t, providertest.LeakReport{
+		Logs:    []*providertest.LogBuffer{s.logs, processLogs},
+		Events:  []*rest.Config{fleet.Member("hub").Config()},
+		Metrics: ctrlmetrics.Registry,
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/providers/kit"
@@ -21,17 +20,10 @@ import (
 // that quote identical to the file.
 func TestRBACManifest(t *testing.T) {
 	ns := namespace(t)
-	data, err := fleet.Member("hub").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
+	cfg := providertest.ServiceAccountConfig(t, fleet.Member("hub"), envtest.ServiceAccountOptions{
 		Name:         "clusterprofile-provider",
 		ClusterRules: mustManifestRules(t),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &logBuffer{}
 	p, err := clusterprofile.New(cfg, clusterprofile.Options{
 		Namespaces:      []string{ns},
