@@ -144,7 +144,7 @@ func TestVerify(t *testing.T) {
 		"unknown client-go version": {func(r map[string]any) {
 			r["suite"].(map[string]any)["clientGo"] = "unknown (go list -m: exit status 1)"
 		}, "suite.clientGo is missing"},
-		"wrong kind":  {func(r map[string]any) { r["kind"] = "Other" }, "apiVersion/kind"},
+		"wrong kind": {func(r map[string]any) { r["kind"] = "Other" }, "apiVersion/kind"},
 		"no provider module": {func(r map[string]any) {
 			delete(r["implementation"].(map[string]any), "module")
 		}, "implementation.module is missing"},
