@@ -18,13 +18,17 @@ import (
 // of one of Options.Handlers) and MissedDeletion (an object deleted while an endpoint's watch
 // was down that the informer's relist kept, found by the check against a live list).
 //
-// BrokenLogicalClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready
-// logical clusters that cannot be engaged at the moment, summed over the kcp providers of the
-// process.
+// BrokenClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready logical
+// clusters that cannot be engaged at the moment, summed over the kcp providers of the process.
 var (
-	Errors                = kit.NewErrorsMetric(providerName)
-	BrokenLogicalClusters = kit.NewBrokenMetric(providerName, "logical_clusters")
+	Errors         = kit.NewErrorsMetric(providerName)
+	BrokenClusters = kit.NewBrokenMetric(providerName, "logical_clusters")
 )
+
+// BrokenLogicalClusters is the former name of BrokenClusters, the same gauge.
+//
+// Deprecated: use BrokenClusters.
+var BrokenLogicalClusters = BrokenClusters
 
 var (
 	// BrokenEndpoints is the number of endpoints (virtual workspace URLs) of the endpoint
@@ -44,5 +48,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, BrokenLogicalClusters, LogicalClusters)
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, BrokenClusters, LogicalClusters)
 }
