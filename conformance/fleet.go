@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -41,27 +43,51 @@ const credentialsNamespace = "mcr-conformance"
 // A Fleet is safe for concurrent use. Several Fleets may share apiservers (for example one
 // Fleet per harness over one envtest fleet per test binary).
 type Fleet struct {
-	servers []*envtest.Member
+	servers []*fleetServer
+	// namespace holds the members' ServiceAccounts and the suite's objects: credentialsNamespace
+	// on envtest apiservers, a namespace of this Fleet's own on existing clusters.
+	namespace string
+	// existing is set for a Fleet of existing clusters (NewFleetFromKubeconfigs), whose
+	// objects carry labels and are removed by Close.
+	existing *existingClusters
 
 	mu      sync.Mutex
 	members map[string]*FleetMember
 }
 
-// NewFleet returns a Fleet over the given members of an envtest fleet; they must be running.
-func NewFleet(servers ...*envtest.Member) *Fleet {
-	return &Fleet{servers: slices.Clone(servers), members: map[string]*FleetMember{}}
+// fleetServer is one apiserver of a Fleet: an envtest member, or an existing cluster.
+type fleetServer struct {
+	name string
+	// envtest is the envtest member serving it; nil for an existing cluster.
+	envtest *envtest.Member
+	// config has the admin credentials the Fleet uses to mint members' credentials.
+	config *rest.Config
+	// key identifies the apiserver and those credentials across Fleets.
+	key string
 }
 
-// serverLoad counts live conformance members per apiserver across all Fleets of the process.
+// NewFleet returns a Fleet over the given members of an envtest fleet; they must be running.
+func NewFleet(servers ...*envtest.Member) *Fleet {
+	f := &Fleet{namespace: credentialsNamespace, members: map[string]*FleetMember{}}
+	for _, s := range servers {
+		cfg := s.Config()
+		f.servers = append(f.servers, &fleetServer{name: s.Name(), envtest: s, config: cfg, key: "envtest " + cfg.Host})
+	}
+	return f
+}
+
+// serverLoad counts live conformance members per apiserver (by URL) across all Fleets of the
+// process.
 var serverLoad = struct {
 	sync.Mutex
-	n map[*envtest.Member]int
-}{n: map[*envtest.Member]int{}}
+	n map[string]int
+}{n: map[string]int{}}
 
 // FleetMember is a member of a Fleet: an apiserver and the member's current credentials.
 type FleetMember struct {
 	name   string
-	server *envtest.Member
+	fleet  *Fleet
+	server *fleetServer
 	admin  client.Client
 
 	mu         sync.Mutex
@@ -82,7 +108,7 @@ func (f *Fleet) Add(ctx context.Context, name string) (*FleetMember, error) {
 		return nil, fmt.Errorf("conformance: fleet member %q already exists", name)
 	}
 	server := f.pickLocked()
-	m := &FleetMember{name: name, server: server}
+	m := &FleetMember{name: name, fleet: f, server: server}
 	f.members[name] = m
 	f.mu.Unlock()
 
@@ -100,29 +126,29 @@ func (f *Fleet) Add(ctx context.Context, name string) (*FleetMember, error) {
 
 // pickLocked chooses the apiserver for a new member: preferably one that serves no other live
 // member of this Fleet, and among those the least busy across the process.
-func (f *Fleet) pickLocked() *envtest.Member {
-	used := map[*envtest.Member]bool{}
+func (f *Fleet) pickLocked() *fleetServer {
+	used := map[*fleetServer]bool{}
 	for _, m := range f.members {
 		used[m.server] = true
 	}
 	serverLoad.Lock()
 	defer serverLoad.Unlock()
-	var best *envtest.Member
-	better := func(s *envtest.Member) bool {
+	var best *fleetServer
+	better := func(s *fleetServer) bool {
 		if best == nil {
 			return true
 		}
 		if used[s] != used[best] {
 			return !used[s]
 		}
-		return serverLoad.n[s] < serverLoad.n[best]
+		return serverLoad.n[s.config.Host] < serverLoad.n[best.config.Host]
 	}
 	for _, s := range f.servers {
 		if better(s) {
 			best = s
 		}
 	}
-	serverLoad.n[best]++
+	serverLoad.n[best.config.Host]++
 	return best
 }
 
@@ -133,7 +159,7 @@ func (f *Fleet) forget(m *FleetMember) {
 	}
 	f.mu.Unlock()
 	serverLoad.Lock()
-	serverLoad.n[m.server]--
+	serverLoad.n[m.server.config.Host]--
 	serverLoad.Unlock()
 }
 
@@ -168,8 +194,12 @@ func (f *Fleet) Remove(ctx context.Context, name string) error {
 // Name returns the member's name.
 func (m *FleetMember) Name() string { return m.name }
 
-// Server returns the apiserver that serves the member.
-func (m *FleetMember) Server() *envtest.Member { return m.server }
+// Server returns the envtest apiserver that serves the member; nil in a Fleet of existing
+// clusters (NewFleetFromKubeconfigs), where ServerName names the cluster.
+func (m *FleetMember) Server() *envtest.Member { return m.server.envtest }
+
+// ServerName returns the name of the apiserver or cluster that serves the member.
+func (m *FleetMember) ServerName() string { return m.server.name }
 
 // Client returns an admin client of the member's apiserver: direct access that bypasses any
 // provider.
@@ -191,7 +221,12 @@ func (m *FleetMember) Config() *rest.Config {
 
 // Member returns the conformance Member for this fleet member, engaged under name.
 func (m *FleetMember) Member(name multicluster.ClusterName) Member {
-	return Member{ID: m.name, Name: name, Client: m.admin}
+	mem := Member{ID: m.name, Name: name, Client: m.admin}
+	if m.fleet.existing != nil {
+		// On an existing cluster the suite writes only into the Fleet's own namespace.
+		mem.Namespace = m.fleet.namespace
+	}
+	return mem
 }
 
 // Rotate mints new credentials for the member, which Kubeconfig and Config return from now on.
@@ -218,17 +253,18 @@ func (m *FleetMember) mint(ctx context.Context) ([]byte, error) {
 	sa := fmt.Sprintf("%s-%d", m.name, m.generation)
 	m.mu.Unlock()
 
-	if err := ensureCredentialsNamespace(ctx, m.server, m.admin); err != nil {
+	ns := m.fleet.namespace
+	if err := ensureNamespace(ctx, m.server.config.Host, ns, m.admin, m.fleet.labels()); err != nil {
 		return nil, err
 	}
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: credentialsNamespace}}
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns, Labels: m.fleet.labels()}}
 	if err := m.admin.Create(ctx, account); err != nil {
 		return nil, fmt.Errorf("creating service account %s: %w", sa, err)
 	}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: bindingName(sa)},
+		ObjectMeta: metav1.ObjectMeta{Name: m.fleet.bindingName(sa), Labels: m.fleet.labels()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: credentialsNamespace}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
 	}
 	if err := m.admin.Create(ctx, binding); err != nil {
 		return nil, fmt.Errorf("binding service account %s: %w", sa, err)
@@ -237,9 +273,10 @@ func (m *FleetMember) mint(ctx context.Context) ([]byte, error) {
 	if err := m.admin.SubResource("token").Create(ctx, account, tr); err != nil {
 		return nil, fmt.Errorf("requesting a token for %s: %w", sa, err)
 	}
-	serverCfg := m.server.Config()
+	serverCfg := m.server.config
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters[m.name] = &clientcmdapi.Cluster{Server: serverCfg.Host, CertificateAuthorityData: serverCfg.CAData}
+	kc.Clusters[m.name] = &clientcmdapi.Cluster{Server: serverCfg.Host, CertificateAuthorityData: serverCfg.CAData,
+		InsecureSkipTLSVerify: serverCfg.Insecure, TLSServerName: serverCfg.ServerName, ProxyURL: proxyURL(serverCfg)}
 	kc.AuthInfos[m.name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	kc.Contexts[m.name] = &clientcmdapi.Context{Cluster: m.name, AuthInfo: m.name}
 	kc.CurrentContext = m.name
@@ -258,13 +295,22 @@ func (m *FleetMember) mint(ctx context.Context) ([]byte, error) {
 	return kubeconfig, nil
 }
 
-func bindingName(sa string) string { return credentialsNamespace + ":" + sa }
+func (f *Fleet) bindingName(sa string) string { return f.namespace + ":" + sa }
+
+// labels are the labels of everything the Fleet creates: none on envtest apiservers, the
+// suite's and the run's on existing clusters, so that a later run finds what this one left.
+func (f *Fleet) labels() map[string]string {
+	if f.existing == nil {
+		return nil
+	}
+	return map[string]string{managedByLabel: managedByValue, runLabel: f.existing.run}
+}
 
 // revoke deletes a ServiceAccount of the member and its binding, which invalidates its tokens.
 func (m *FleetMember) revoke(ctx context.Context, sa string) error {
 	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: credentialsNamespace}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: bindingName(sa)}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: m.fleet.namespace}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: m.fleet.bindingName(sa)}},
 	}
 	var errs []error
 	for _, o := range objs {
@@ -278,37 +324,50 @@ func (m *FleetMember) revoke(ctx context.Context, sa string) error {
 	return errors.Join(errs...)
 }
 
-// credentialNamespaces remembers the apiservers on which the credentials namespace exists.
-var credentialNamespaces sync.Map // *envtest.Member → struct{}
+// createdNamespaces remembers the namespaces known to exist, by apiserver URL and name.
+var createdNamespaces sync.Map // [2]string{host, namespace} → struct{}
 
-func ensureCredentialsNamespace(ctx context.Context, server *envtest.Member, admin client.Client) error {
-	if _, ok := credentialNamespaces.Load(server); ok {
+func ensureNamespace(ctx context.Context, host, name string, admin client.Client, labels map[string]string) error {
+	key := [2]string{host, name}
+	if _, ok := createdNamespaces.Load(key); ok {
 		return nil
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: credentialsNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := admin.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", credentialsNamespace, err)
+		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
-	credentialNamespaces.Store(server, struct{}{})
+	createdNamespaces.Store(key, struct{}{})
 	return nil
 }
 
-// adminClients caches one admin client per apiserver.
+// adminClients caches one admin client per fleetServer key.
 var adminClients = struct {
 	sync.Mutex
-	c map[*envtest.Member]client.Client
-}{c: map[*envtest.Member]client.Client{}}
+	c map[string]client.Client
+}{c: map[string]client.Client{}}
 
-func adminClient(server *envtest.Member) (client.Client, error) {
+func adminClient(s *fleetServer) (client.Client, error) {
 	adminClients.Lock()
 	defer adminClients.Unlock()
-	if c, ok := adminClients.c[server]; ok {
+	if c, ok := adminClients.c[s.key]; ok {
 		return c, nil
 	}
-	c, err := client.New(server.Config(), client.Options{})
+	c, err := client.New(s.config, client.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("creating an admin client for %q: %w", server.Name(), err)
+		return nil, fmt.Errorf("creating an admin client for %q: %w", s.name, err)
 	}
-	adminClients.c[server] = c
+	adminClients.c[s.key] = c
 	return c, nil
+}
+
+// proxyURL returns the proxy URL a kubeconfig set for the config, "" for none.
+func proxyURL(config *rest.Config) string {
+	if config.Proxy == nil {
+		return ""
+	}
+	u, err := config.Proxy(&http.Request{URL: &url.URL{Scheme: "https", Host: "example.com"}})
+	if err != nil || u == nil {
+		return ""
+	}
+	return u.String()
 }
