@@ -80,11 +80,11 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if host == nil {
 		return nil, errors.New("clusterapi provider: host cluster is nil")
 	}
-	return newProvider(opts, host, false)
+	return newProvider(opts.withDefaults(), host, false)
 }
 
-func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
-	o := opts.withDefaults()
+// newProvider builds the provider and its engine on host from o, with its defaults applied.
+func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
 	if err := o.APIVersion.validate(); err != nil {
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}

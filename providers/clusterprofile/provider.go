@@ -90,7 +90,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(opts, host, true)
+	return newProvider(o, host, true)
 }
 
 // NewForHost returns a provider that reads ClusterProfiles (and, with the Secret strategy,
@@ -111,7 +111,10 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if host == nil {
 		return nil, errors.New("clusterprofile provider: host cluster is nil")
 	}
-	p, err := newProvider(opts, host, false)
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("clusterprofile provider: %w", err)
+	}
+	p, err := newProvider(opts.withDefaults(), host, false)
 	if err != nil {
 		return nil, err
 	}
@@ -121,13 +124,9 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	return p, nil
 }
 
-// newProvider validates and defaults opts and builds the provider and its engine on host, the
-// part New and NewForHost share.
-func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
-	if err := opts.validate(); err != nil {
-		return nil, fmt.Errorf("clusterprofile provider: %w", err)
-	}
-	o := opts.withDefaults()
+// newProvider builds the provider and its engine on host from o, validated and with its
+// defaults applied: the part New and NewForHost share.
+func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
 	if o.AccessProviders != nil {
 		o.AccessProviders = copyProviderConfig(o.AccessProviders)
 	}

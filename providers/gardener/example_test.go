@@ -115,7 +115,7 @@ func Example_options() {
 		Selector:          labels.SelectorFromSet(labels.Set{"env": "prod"}),
 		ExpirationSeconds: 7200,
 		RefreshFraction:   0.5,
-		IsUsable: func(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool {
+		IsReady: func(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool {
 			for _, c := range shoot.Status.Conditions {
 				if c.Type == gardencorev1beta1.ShootAPIServerAvailable && c.Status != gardencorev1beta1.ConditionTrue {
 					return false

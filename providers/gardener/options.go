@@ -91,13 +91,18 @@ type Options struct {
 	// Defaults to nil: every Shoot.
 	Filter func(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool
 
-	// IsUsable reports whether a selected Shoot can be engaged. A Shoot that stops being usable
+	// IsReady reports whether a selected Shoot can be engaged. A Shoot that stops being ready
 	// is disengaged at once (no grace period) and engaged again, with fresh credentials, when
-	// it is usable again. It must be quick and must not block.
+	// it is ready again. It must be quick and must not block.
 	//
-	// Defaults to ShootUsable with TopologyGarden and to ShootAwake with TopologySeed, whose
-	// Cluster objects carry a copy of the Shoot's status that is only refreshed when gardenlet
-	// reconciles the Shoot.
+	// Defaults to IsUsable, else to ShootUsable with TopologyGarden and to ShootAwake with
+	// TopologySeed, whose Cluster objects carry a copy of the Shoot's status that is only
+	// refreshed when gardenlet reconciles the Shoot.
+	IsReady func(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool
+
+	// IsUsable is the former name of IsReady, used when IsReady is unset.
+	//
+	// Deprecated: use IsReady.
 	IsUsable func(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool
 
 	// ExpirationSeconds is the lifetime the provider requests for admin credentials
@@ -132,6 +137,9 @@ type Options struct {
 	// request. Events are recorded on Shoots (TopologyGarden) or Cluster objects (TopologySeed);
 	// the Logger is named "gardener-provider".
 	kit.Options
+
+	// defaultIsReady says that IsReady is the default, whose reasons can be logged.
+	defaultIsReady bool
 }
 
 // withDefaults is the only place defaults are applied.
@@ -139,11 +147,15 @@ func (o Options) withDefaults() Options {
 	if o.Topology == "" {
 		o.Topology = TopologyGarden
 	}
-	if o.IsUsable == nil {
+	if o.IsReady == nil {
+		o.IsReady = o.IsUsable
+	}
+	if o.IsReady == nil {
+		o.defaultIsReady = true
 		if o.Topology == TopologySeed {
-			o.IsUsable = ShootAwake
+			o.IsReady = ShootAwake
 		} else {
-			o.IsUsable = ShootUsable
+			o.IsReady = ShootUsable
 		}
 	}
 	if o.ExpirationSeconds == 0 {

@@ -39,9 +39,6 @@ type Provider struct {
 	opts   Options
 	host   cluster.Cluster
 	engine *kit.Engine[types.NamespacedName]
-	// defaultUsable says that Options.IsUsable is the default, whose reasons can be logged.
-	defaultUsable bool
-
 	// creds holds the admin credentials of each Shoot (TopologyGarden). Only the sync of a
 	// Shoot touches its entry.
 	mu    sync.Mutex
@@ -94,7 +91,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(opts, host, true)
+	return newProvider(o, host, true)
 }
 
 // NewForHost returns a provider that watches the garden or seed cluster through host, a cluster
@@ -116,23 +113,23 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if host == nil {
 		return nil, errors.New("gardener provider: host cluster is nil")
 	}
-	if err := checkHostScheme(host.GetScheme(), opts.withDefaults().Topology); err != nil {
+	o := opts.withDefaults()
+	if err := checkHostScheme(host.GetScheme(), o.Topology); err != nil {
 		return nil, err
 	}
-	return newProvider(opts, host, false)
-}
-
-// newProvider applies and checks opts and builds the provider and its engine on host.
-func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
-	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("gardener provider: %w", err)
 	}
+	return newProvider(o, host, false)
+}
+
+// newProvider builds the provider and its engine on host from o, validated and with its
+// defaults applied.
+func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
 	p := &Provider{
-		opts:          o,
-		host:          host,
-		defaultUsable: opts.IsUsable == nil,
-		creds:         map[types.NamespacedName]*shootCredentials{},
+		opts:  o,
+		host:  host,
+		creds: map[types.NamespacedName]*shootCredentials{},
 	}
 	shared := o.Options
 	shared.Logger = o.Logger.WithValues("topology", string(o.Topology))

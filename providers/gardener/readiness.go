@@ -15,7 +15,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 )
 
-// ShootUsable reports whether a Shoot's API server can be used, the default of Options.IsUsable
+// ShootUsable reports whether a Shoot's API server can be used, the default of Options.IsReady
 // with TopologyGarden. A Shoot is usable when all of these hold:
 //
 //  1. it is not being deleted (no deletionTimestamp);
@@ -35,7 +35,7 @@ func ShootUsable(_ context.Context, shoot *gardencorev1beta1.Shoot) bool {
 }
 
 // ShootAwake reports whether a Shoot is neither being deleted nor hibernated (rules 1 and 2 of
-// ShootUsable). It is the default of Options.IsUsable with TopologySeed, where the Shoot is the
+// ShootUsable). It is the default of Options.IsReady with TopologySeed, where the Shoot is the
 // copy gardenlet embeds in the Cluster object and its status (last operation, conditions) is only
 // refreshed when gardenlet reconciles the Shoot, while deletion and hibernation are always
 // written there first.
@@ -123,8 +123,8 @@ func (p *Provider) selects(ctx context.Context, shoot *gardencorev1beta1.Shoot) 
 
 // unusable explains why a selected Shoot is not engaged.
 func (p *Provider) unusable(shoot *gardencorev1beta1.Shoot) string {
-	if !p.defaultUsable {
-		return "the Shoot is not usable (Options.IsUsable)"
+	if !p.opts.defaultIsReady {
+		return "the Shoot is not usable (Options.IsReady)"
 	}
 	if p.opts.Topology == TopologySeed {
 		return awakeProblem(shoot)

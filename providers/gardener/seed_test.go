@@ -52,7 +52,7 @@ func (u *usability) count(name string) int {
 func TestSeedFollowsTokenRenewal(t *testing.T) {
 	ctx := t.Context()
 	u := &usability{calls: map[string]int{}}
-	r := startSeed(t, gardener.Options{IsUsable: u.isUsable, Namespaces: []string{"garden-renewal"}})
+	r := startSeed(t, gardener.Options{IsReady: u.isUsable, Namespaces: []string{"garden-renewal"}})
 
 	token := memberToken(t, "east", "renewal-one")
 	if err := writeSeedSecret(ctx, "shoot--renewal--one", token, nil); err != nil {

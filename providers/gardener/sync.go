@@ -73,7 +73,7 @@ func (p *Provider) syncShoot(ctx context.Context, key types.NamespacedName) kit.
 	case !p.selects(ctx, shoot):
 		p.disengage(key, shoot, "the Shoot is not selected by the provider's options")
 		return kit.Result{}
-	case !p.opts.IsUsable(ctx, shoot):
+	case !p.opts.IsReady(ctx, shoot):
 		p.disengage(key, shoot, p.unusable(shoot))
 		return kit.Result{}
 	}
@@ -167,7 +167,7 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 	case !p.selects(ctx, shoot):
 		p.disengage(key, obj, "the Shoot is not selected by the provider's options")
 		return kit.Result{}
-	case !p.opts.IsUsable(ctx, shoot):
+	case !p.opts.IsReady(ctx, shoot):
 		p.disengage(key, obj, p.unusable(shoot))
 		return kit.Result{}
 	}

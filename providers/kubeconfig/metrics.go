@@ -9,16 +9,16 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-// secretErrors (mcr_kubeconfig_provider_errors_total) counts kubeconfig Secrets that could not be
+// Errors (mcr_kubeconfig_provider_errors_total) counts kubeconfig Secrets that could not be
 // turned into an engaged cluster, by reason (the Reason* constants and kubeconfig.Reason*
-// values); brokenClusters (mcr_kubeconfig_provider_broken_clusters) is the number of members
+// values); BrokenClusters (mcr_kubeconfig_provider_broken_clusters) is the number of members
 // with an unresolved problem, summed over the kubeconfig providers of the process. Both are
 // served by the manager's metrics endpoint.
 var (
-	secretErrors   = kit.NewErrorsMetric(providerName)
-	brokenClusters = kit.NewBrokenMetric(providerName, "clusters")
+	Errors         = kit.NewErrorsMetric(providerName)
+	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(secretErrors, brokenClusters)
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)
 }

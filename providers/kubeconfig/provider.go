@@ -72,11 +72,11 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if host == nil {
 		return nil, errors.New("kubeconfig provider: host cluster is nil")
 	}
-	return newProvider(opts, host, false)
+	return newProvider(opts.withDefaults(), host, false)
 }
 
-func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
-	o := opts.withDefaults()
+// newProvider builds the provider and its engine on host from o, with its defaults applied.
+func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
 	p := &Provider{
 		opts:     o,
 		host:     host,
@@ -93,14 +93,14 @@ func newProvider(opts Options, host cluster.Cluster, ownHost bool) (*Provider, e
 		Host:    host,
 		RunHost: ownHost,
 		Subject: "Kubeconfig Secret",
-		Errors:  secretErrors,
-		Broken:  brokenClusters,
+		Errors:  Errors,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.engine = engine
-	p.names = kit.Problems{Subject: "Kubeconfig Secret", Errors: secretErrors, Events: engine.Events()}
+	p.names = kit.Problems{Subject: "Kubeconfig Secret", Errors: Errors, Events: engine.Events()}
 	return p, nil
 }
 

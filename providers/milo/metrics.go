@@ -15,11 +15,17 @@ var (
 	// stays broken counts again each time it is synced.
 	Errors = kit.NewErrorsMetric(providerName)
 
-	// BrokenProjects is the number of selected, ready projects that cannot be engaged at the
-	// moment, summed over the Milo providers of the process. Alert on it staying above zero.
-	BrokenProjects = kit.NewBrokenMetric(providerName, "projects")
+	// BrokenClusters (mcr_milo_provider_broken_projects) is the number of selected, ready
+	// projects that cannot be engaged at the moment, summed over the Milo providers of the
+	// process. Alert on it staying above zero.
+	BrokenClusters = kit.NewBrokenMetric(providerName, "projects")
+
+	// BrokenProjects is the former name of BrokenClusters, the same gauge.
+	//
+	// Deprecated: use BrokenClusters.
+	BrokenProjects = BrokenClusters
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenProjects)
+	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)
 }

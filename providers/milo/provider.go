@@ -116,7 +116,7 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 		RunHost: ownHost,
 		Subject: "Project",
 		Errors:  Errors,
-		Broken:  BrokenProjects,
+		Broken:  BrokenClusters,
 		// Control planes are paths of one front door: a 404 means the project is not served.
 		NotFoundMeansNotServed: true,
 	})

@@ -31,15 +31,15 @@ type Members[K comparable] struct {
 // Init builds the provider's Engine over the embedded set: opts.Clusters is set to it, and its
 // CacheSyncTimeout and logger follow opts.Options. Call it once, from the provider's constructor.
 func (m *Members[K]) Init(opts EngineOptions[K]) (*Engine[K], error) {
-	opts.Options.SetDefaults(opts.Name)
-	m.Options.CacheSyncTimeout = opts.Options.CacheSyncTimeout
-	// The Engine logs every outcome; the set's own lifecycle lines are detail.
-	m.Options.Logger = opts.Options.Logger.V(1)
 	opts.Clusters = &m.Clusters
 	e, err := NewEngine(opts)
 	if err != nil {
 		return nil, err
 	}
+	// NewEngine applied the defaults.
+	m.Options.CacheSyncTimeout = e.Options().CacheSyncTimeout
+	// The Engine logs every outcome; the set's own lifecycle lines are detail.
+	m.Options.Logger = e.Logger().V(1)
 	m.engine = e
 	return e, nil
 }

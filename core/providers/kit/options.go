@@ -39,7 +39,7 @@ const (
 // Options is the vocabulary every provider shares. A provider embeds it in its own Options, so
 // that the same field means the same thing with the same default in every provider; the
 // provider's own fields live beside it. The zero value of every field selects its default, and
-// SetDefaults is the one place they are applied.
+// SetDefaults is the one place they are applied, once.
 type Options struct {
 	// Policy says what a member kubeconfig may contain, for providers that read kubeconfigs.
 	// A kubeconfig that breaks it is refused with an InvalidKubeconfig problem that names the
@@ -133,6 +133,10 @@ type Options struct {
 	// inheritedQPS and inheritedBurst come from the manager's cluster defaults (Inherit).
 	inheritedQPS   float32
 	inheritedBurst int
+
+	// defaulted is set by SetDefaults, so that the kit's own calls (Members.Init, NewEngine)
+	// after the provider's withDefaults do nothing.
+	defaulted bool
 }
 
 // Inherit returns o under the manager's cluster defaults d, with the precedence
@@ -149,8 +153,13 @@ func (o Options) Inherit(d clusters.Defaults) Options {
 }
 
 // SetDefaults applies the defaults of every zero field; name is the provider's name, e.g.
-// "clusterapi-provider", used for the default Logger.
+// "clusterapi-provider", used for the default Logger. It applies them once: on options it has
+// defaulted already (or a copy of them), it does nothing.
 func (o *Options) SetDefaults(name string) {
+	if o.defaulted {
+		return
+	}
+	o.defaulted = true
 	if o.CacheSyncTimeout <= 0 {
 		o.CacheSyncTimeout = clusters.DefaultCacheSyncTimeout
 	}

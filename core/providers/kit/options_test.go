@@ -41,6 +41,19 @@ func TestOptionsSetDefaults(t *testing.T) {
 	}
 }
 
+// TestOptionsSetDefaultsOnce: the kit's own calls (Members.Init, NewEngine) after a provider's
+// withDefaults change nothing, so defaults are applied once per construction.
+func TestOptionsSetDefaultsOnce(t *testing.T) {
+	var o kit.Options
+	o.SetDefaults("test-provider")
+	o.RetryMinDelay = 0
+	copied := o
+	copied.SetDefaults("test-provider")
+	if copied.RetryMinDelay != 0 {
+		t.Errorf("a second SetDefaults on defaulted options set RetryMinDelay to %v", copied.RetryMinDelay)
+	}
+}
+
 func TestOptionsRESTConfig(t *testing.T) {
 	o := kit.Options{RESTOptions: []func(*rest.Config) error{
 		func(c *rest.Config) error { c.UserAgent = "test"; return nil },
