@@ -6,6 +6,8 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +83,40 @@ func iterateOnOneTest(t *testing.T, harness conformance.Harness) {
 }
 
 var _ = iterateOnOneTest
+
+// snippet:begin kind-fleet
+
+// conformanceFleet returns the Fleet the suite's members live on: the existing clusters named
+// by the kubeconfig contexts in CONFORMANCE_CONTEXTS (comma-separated; KUBECONFIG or
+// ~/.kube/config holds them), or else three apiservers of the envtest fleet.
+func conformanceFleet(t *testing.T, local *envtest.Fleet) *conformance.Fleet {
+	contexts := os.Getenv("CONFORMANCE_CONTEXTS")
+	if contexts == "" {
+		return conformance.NewFleet(local.Member("m1"), local.Member("m2"), local.Member("m3"))
+	}
+	var clusters []conformance.KubeconfigCluster
+	for _, name := range strings.Split(contexts, ",") {
+		clusters = append(clusters, conformance.KubeconfigCluster{Context: strings.TrimSpace(name)})
+	}
+	// Checks each cluster's version and the user's permissions, and removes what an earlier,
+	// killed run left there.
+	f, err := conformance.NewFleetFromKubeconfigs(t.Context(), clusters...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removes the suite's namespace, ServiceAccounts and bindings again (the end of t.Context()
+	// or SIGINT/SIGTERM do too).
+	t.Cleanup(func() {
+		if err := f.Close(context.WithoutCancel(t.Context())); err != nil {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+// snippet:end kind-fleet
+
+var _ = conformanceFleet
 
 // snippet:begin readiness-harness
 
