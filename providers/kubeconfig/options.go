@@ -4,6 +4,8 @@
 package kubeconfig
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -16,7 +18,7 @@ import (
 const providerName = "kubeconfig-provider"
 
 const (
-	// DefaultNamespace is the default of Options.Namespace.
+	// DefaultNamespace is the default of Options.Namespaces: the one namespace watched.
 	DefaultNamespace = "mcr-system"
 
 	// DefaultSecretLabel is the default of Options.SecretLabel. A Secret is picked up when it
@@ -42,14 +44,25 @@ const (
 // Options configures a Provider. The zero value of every field selects its default; defaults are
 // applied in one place, Options.withDefaults.
 type Options struct {
-	// Namespace is the host namespace whose Secrets are watched. Ignored when AllNamespaces is
-	// set.
+	// Namespaces are the host namespaces whose Secrets are watched; with New, the provider's
+	// host cache holds only these namespaces, so Roles in them are enough RBAC. Ignored when
+	// AllNamespaces is set. Unlike in other providers, none does not mean every namespace (that
+	// is AllNamespaces, an explicit choice): whoever can write Secrets in a watched namespace
+	// can add clusters.
 	//
-	// Defaults to DefaultNamespace ("mcr-system").
+	// Defaults to Namespace, else to DefaultNamespace ("mcr-system") alone. With more than one
+	// namespace, use NamespacedSecretName to keep Secrets of different namespaces from claiming
+	// the same name.
+	Namespaces []string
+
+	// Namespace is the former, single-namespace form of Namespaces, used when Namespaces is
+	// empty.
+	//
+	// Deprecated: use Namespaces.
 	Namespace string
 
 	// AllNamespaces watches labeled Secrets in every namespace of the host. Anyone who can write
-	// Secrets in any namespace can then add clusters; prefer one namespace, and use
+	// Secrets in any namespace can then add clusters; prefer Namespaces, and use
 	// NamespacedSecretName to keep Secrets of different namespaces from claiming the same name.
 	//
 	// Defaults to false.
@@ -93,9 +106,14 @@ type Options struct {
 
 // withDefaults is the only place defaults are applied.
 func (o Options) withDefaults() Options {
-	if o.Namespace == "" {
-		o.Namespace = DefaultNamespace
+	o.Namespaces = slices.DeleteFunc(slices.Clone(o.Namespaces), func(ns string) bool { return ns == "" })
+	if len(o.Namespaces) == 0 && o.Namespace != "" {
+		o.Namespaces = []string{o.Namespace}
 	}
+	if len(o.Namespaces) == 0 {
+		o.Namespaces = []string{DefaultNamespace}
+	}
+	o.Namespace = ""
 	if o.SecretLabel == "" {
 		o.SecretLabel = DefaultSecretLabel
 	}
@@ -116,7 +134,8 @@ func SecretName(s *corev1.Secret) multicluster.ClusterName {
 }
 
 // NamespacedSecretName names a cluster "<namespace>/<name>" after its Secret, so that Secrets
-// of the same name in different namespaces are different clusters. Use it with AllNamespaces.
+// of the same name in different namespaces are different clusters. Use it with AllNamespaces or
+// several Namespaces.
 func NamespacedSecretName(s *corev1.Secret) multicluster.ClusterName {
 	return multicluster.ClusterName(s.Namespace + "/" + s.Name)
 }

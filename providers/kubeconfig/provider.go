@@ -5,6 +5,7 @@ package kubeconfig
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +52,10 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		byObject := cache.ByObject{Label: selector(o)}
 		if !o.AllNamespaces {
-			byObject.Namespaces = map[string]cache.Config{o.Namespace: {}}
+			byObject.Namespaces = map[string]cache.Config{}
+			for _, ns := range o.Namespaces {
+				byObject.Namespaces[ns] = cache.Config{}
+			}
 		}
 		co.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: byObject}
 	}, o.HostClusterOptions...)
@@ -132,7 +136,7 @@ func (p *Provider) source() kit.Source[types.NamespacedName] {
 // selects reports whether o is a kubeconfig Secret this provider serves. The provider's own host
 // cache holds only such Secrets, but a shared cache (NewForHost) holds all of them.
 func (p *Provider) selects(o client.Object) bool {
-	if !p.opts.AllNamespaces && o.GetNamespace() != p.opts.Namespace {
+	if !p.opts.AllNamespaces && !slices.Contains(p.opts.Namespaces, o.GetNamespace()) {
 		return false
 	}
 	return p.selector.Matches(labels.Set(o.GetLabels()))

@@ -66,7 +66,7 @@ func (p *Provider) SetupWithManager(_ context.Context, mgr mcmanager.Manager) er
 		return errors.New("kubeconfig provider: SetupWithManager called twice")
 	}
 	inner, err := mcrkubeconfig.New(mgr.GetLocalManager().GetConfig(), mcrkubeconfig.Options{
-		Namespace:   p.opts.Namespace,
+		Namespaces:  nonEmpty(p.opts.Namespace),
 		SecretLabel: firstNonEmpty(p.opts.KubeconfigSecretLabel, DefaultKubeconfigSecretLabel),
 		SecretKey:   p.opts.KubeconfigSecretKey,
 		Options:     kit.Options{ClusterOptions: p.opts.ClusterOptions, RESTOptions: p.opts.RESTOptions},
@@ -93,4 +93,12 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// nonEmpty returns ns as a list, none when it is empty.
+func nonEmpty(ns string) []string {
+	if ns == "" {
+		return nil
+	}
+	return []string{ns}
 }
