@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -231,17 +232,11 @@ func TestNeverReportsCredentials(t *testing.T) {
 		})
 	}
 
-	leaks.ScanLogs(garden.logs)
-	leaks.ScanLogs(seed.logs)
-	leaks.ScanLogs(processLogs)
-	if err := leaks.ScanEvents(t.Context(), fleet.Member("host").Config()); err != nil {
-		t.Fatal(err)
-	}
-	if err := leaks.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Fatal(err)
-	}
-	leaks.Check(t)
-	t.Logf("scanned %d texts", leaks.Scanned())
+	leaks.Report(t, providertest.LeakReport{
+		Logs:    []*providertest.LogBuffer{garden.logs, seed.logs, processLogs},
+		Events:  []*rest.Config{fleet.Member("host").Config()},
+		Metrics: ctrlmetrics.Registry,
+	})
 }
 
 // serverKubeconfig returns a kubeconfig for server with a token, as Gardener issues one per

@@ -6,8 +6,6 @@ package gardener_test
 import (
 	"testing"
 
-	"k8s.io/client-go/tools/clientcmd"
-
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -26,16 +24,10 @@ func TestSeedRBACManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := fleet.Member("host").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
-		Name: "gardener-seed-provider", ClusterRules: rules,
+	cfg := providertest.ServiceAccountConfig(t, fleet.Member("host"), envtest.ServiceAccountOptions{
+		Name:         "gardener-seed-provider",
+		ClusterRules: rules,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := startProvider(t, cfg, gardener.Options{Topology: gardener.TopologySeed, Namespaces: []string{"garden-rbac"}})
 	if err := writeSeedSecret(t.Context(), "shoot--rbac--one", memberToken(t, "west", "rbac-one"), nil); err != nil {
 		t.Fatal(err)
