@@ -10,17 +10,17 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
+
+	sharedcache "mcr.dev/providers/kcp/internal/cache"
 )
 
 // endpoint is one virtual workspace URL of the endpoint object (one shard): a wildcard cache on
@@ -34,8 +34,7 @@ type endpoint struct {
 	// mu guards what follows. Logical clusters engage through the endpoint holding it for
 	// reading, so that stopping, which takes it for writing, waits for engagements in flight.
 	mu        sync.RWMutex
-	config    *rest.Config // the provider's config with the endpoint's URL as host
-	cache     *wildcardCache
+	cache     *sharedcache.Wildcard
 	informer  toolscache.SharedIndexInformer // of Options.ObjectToWatch
 	stopCache func()
 	stopping  bool
@@ -121,7 +120,7 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 	}
 	cfg.Host = ep.url
 	// A relist of one of the cache's informers queues the endpoint, whose sync checks it.
-	wc, err := newWildcardCache(cfg, p.opts.Scheme, func() { p.engine.Add(key{Endpoint: ep.url}) })
+	wc, err := sharedcache.NewWildcard(cfg, p.opts.Scheme, func() { p.engine.Add(key{Endpoint: ep.url}) })
 	if err != nil {
 		return err
 	}
@@ -141,13 +140,13 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		}
 		cancel()
 		<-done
-		wc.httpClient.CloseIdleConnections()
+		wc.CloseIdleConnections()
 	}
 
 	syncCtx, cancelSync := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
 	defer cancelSync()
 	kind := fmt.Sprintf("%T", p.opts.ObjectToWatch)
-	informer, err := wc.sharedInformer(syncCtx, p.opts.ObjectToWatch, cache.BlockUntilSynced(false))
+	informer, err := wc.SharedInformer(syncCtx, p.opts.ObjectToWatch, cache.BlockUntilSynced(false))
 	if err != nil {
 		stop()
 		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
@@ -163,12 +162,13 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		return fmt.Errorf("%s through /clusters/* did not sync within %s (is the endpoint reachable, and may the provider list and watch there?)", kind, p.opts.CacheSyncTimeout)
 	}
 	ep.mu.Lock()
-	ep.config, ep.cache, ep.informer, ep.stopCache = cfg, wc, informer, stop
+	ep.cache, ep.informer, ep.stopCache = wc, informer, stop
 	ep.mu.Unlock()
 	return nil
 }
 
-// checkEndpoint checks the caches of a running endpoint against live lists (truth.go): those of
+// checkEndpoint checks the caches of a running endpoint against live lists (the truth checks of
+// internal/cache): those of
 // the informers that listed again since the last check, after a watch that could not resume.
 // Objects whose deletion the informers missed are removed and reported, and their handlers told;
 // the logical clusters of the watched ones are synced again, which disengages those left without
@@ -182,29 +182,29 @@ func (p *Provider) checkEndpoint(ctx context.Context, ep *endpoint) kit.Result {
 	if wc == nil {
 		return kit.Result{}
 	}
-	watched := wc.truthCheck(informer)
-	checks := wc.relisted()
+	watched := wc.TruthCheck(informer)
+	checks := wc.Relisted()
 	retry := false
 	for _, check := range checks {
 		checkCtx, cancel := context.WithTimeout(ctx, p.opts.CacheSyncTimeout)
-		missed, err := check.verify(checkCtx)
+		missed, err := check.Verify(checkCtx)
 		cancel()
 		for _, m := range missed {
-			o, ok := kit.ObjectOf(m.obj)
+			o, ok := kit.ObjectOf(m.Obj)
 			if !ok {
 				continue
 			}
 			name := logicalcluster.From(o)
 			Errors.WithLabelValues(reasonMissedDeletion).Inc()
 			ep.log.Info("The endpoint's watch missed a deletion; removed the object from the cache",
-				"cluster", name.String(), "kind", check.kind, "object", client.ObjectKeyFromObject(o).String())
+				"cluster", name.String(), "kind", check.Kind(), "object", client.ObjectKeyFromObject(o).String())
 			if check == watched && name.IsValid() {
 				p.engine.Add(key{LogicalCluster: name})
 			}
 		}
 		if err != nil && ctx.Err() == nil {
-			ep.log.Error(err, "Checking the endpoint's cache against a live list; retrying", "kind", check.kind)
-			check.relisted.Store(true)
+			ep.log.Error(err, "Checking the endpoint's cache against a live list; retrying", "kind", check.Kind())
+			check.Recheck()
 			retry = true
 		}
 	}
@@ -289,17 +289,7 @@ func (ep *endpoint) objects(name logicalcluster.Name) ([]client.Object, error) {
 	if informer == nil {
 		return nil, nil
 	}
-	items, err := informer.GetIndexer().ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(name))
-	if err != nil {
-		return nil, err
-	}
-	objs := make([]client.Object, 0, len(items))
-	for _, item := range items {
-		if o, ok := item.(client.Object); ok {
-			objs = append(objs, o)
-		}
-	}
-	return objs, nil
+	return sharedcache.ObjectsOf(informer, name)
 }
 
 // logicalClusters returns the logical clusters that have objects of the watched type on the
@@ -311,11 +301,5 @@ func (ep *endpoint) logicalClusters() []logicalcluster.Name {
 	if informer == nil {
 		return nil
 	}
-	var names []logicalcluster.Name
-	for _, v := range informer.GetIndexer().ListIndexFuncValues(kcpcache.ClusterIndexName) {
-		if name := logicalcluster.Name(v); name.IsValid() {
-			names = append(names, name)
-		}
-	}
-	return names
+	return sharedcache.LogicalClusters(informer)
 }

@@ -8,9 +8,9 @@ import "sigs.k8s.io/controller-runtime/pkg/cluster"
 // HandlerCount returns how many event handlers a logical cluster engaged by the provider has
 // registered on its endpoint's shared informers, or -1 for another kind of cluster.
 func HandlerCount(cl cluster.Cluster) int {
-	sc, ok := cl.(*scopedCluster)
+	lc, ok := cl.(*logicalCluster)
 	if !ok {
 		return -1
 	}
-	return sc.cache.handlerCount()
+	return lc.View().HandlerCount()
 }

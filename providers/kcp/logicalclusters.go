@@ -14,12 +14,28 @@ import (
 
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+
+	sharedcache "mcr.dev/providers/kcp/internal/cache"
 )
 
 // PathAnnotation is the annotation that holds the workspace path of a logical cluster
 // (core.kcp.io LogicalClusterPathAnnotationKey). The provider reads it from the watched objects
 // for GetByPath.
 const PathAnnotation = "kcp.io/path"
+
+// logicalCluster is a logical cluster as the provider engages it: the shared-cache cluster of
+// internal/cache, and the endpoint it was built on, which the provider's discovery follows.
+type logicalCluster struct {
+	*sharedcache.Cluster
+	endpoint *endpoint
+}
+
+// Start runs the cluster while it is engaged, counted in LogicalClusters.
+func (c *logicalCluster) Start(ctx context.Context) error {
+	LogicalClusters.Inc()
+	defer LogicalClusters.Dec()
+	return c.Cluster.Start(ctx)
+}
 
 // syncLogicalCluster brings the engagement of one logical cluster in line with its objects of
 // the watched type on the running endpoints: engaged through an endpoint where one of them is
@@ -91,7 +107,7 @@ func (p *Provider) anyReady(ctx context.Context, objs []client.Object) bool {
 
 // engageThrough engages the logical cluster of k through ep: with current, the view engaged
 // through ep already, while it lives; with a new view otherwise.
-func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, current *scopedCluster, objects int) kit.Result {
+func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, current *logicalCluster, objects int) kit.Result {
 	name := multicluster.ClusterName(k.LogicalCluster)
 	// Held for reading until the engagement is done, so that a stopping endpoint waits for it.
 	ep.mu.RLock()
@@ -102,19 +118,20 @@ func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, curre
 		return kit.Result{Retry: true}
 	}
 	cl := current
-	if cl != nil && !cl.stopped() && p.engine.IsEngaged(name) {
+	if cl != nil && !cl.Stopped() && p.engine.IsEngaged(name) {
 		// Changes of an engaged cluster's objects change nothing while one is ready.
 		p.log.V(1).Info("Logical cluster stays engaged", "cluster", name, "objects", objects)
 	} else {
 		// A view whose engagement failed or ended cannot be engaged again.
-		var err error
 		var cacheOnly schema.GroupKind
 		if p.vw == initializingWorkspaces {
 			cacheOnly = p.watchedKind
 		}
-		if cl, err = newScopedCluster(ep, k.LogicalCluster, p.opts.Scheme, p.log, cacheOnly); err != nil {
+		view, err := sharedcache.NewCluster(ep.cache, ep.informer, k.LogicalCluster, p.log, cacheOnly)
+		if err != nil {
 			return p.engine.Fail(k, kit.Member{Name: name}, kit.Permanent(kit.ReasonClusterSetupFailed, err))
 		}
+		cl = &logicalCluster{Cluster: view, endpoint: ep}
 		p.mu.Lock()
 		p.engaged[name] = cl
 		p.mu.Unlock()
@@ -123,7 +140,7 @@ func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, curre
 }
 
 // engagedView returns the view engaged, or being engaged, for the logical cluster name.
-func (p *Provider) engagedView(name multicluster.ClusterName) *scopedCluster {
+func (p *Provider) engagedView(name multicluster.ClusterName) *logicalCluster {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.engaged[name]

@@ -28,6 +28,8 @@ import (
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+
+	fleetreads "mcr.dev/providers/kcp/internal/fleet"
 )
 
 // Provider engages every logical cluster of a kcp virtual workspace, for example the workspaces
@@ -69,9 +71,9 @@ type Provider struct {
 	listed    []string
 	endpoints map[string]*endpoint // by URL, from an endpoint's first sync until it is stopped
 	// engaged is the view the provider engaged, or is engaging, for each logical cluster.
-	engaged map[multicluster.ClusterName]*scopedCluster
-	// fleet follows the engagements for Fleet (fleet.go).
-	fleet fleetHub
+	engaged map[multicluster.ClusterName]*logicalCluster
+	// fleet follows the engagements for Fleet (fleet.go) and reads them.
+	fleet *fleetreads.Backend
 }
 
 // key is what the provider's engine syncs: the endpoint object (its URLs), one endpoint (its
@@ -147,7 +149,8 @@ func newProvider(cfg *rest.Config, name string, opts Options, vw virtualWorkspac
 		objectGVK:   objectGVK,
 		watchedKind: watchedGVK.GroupKind(),
 		endpoints:   map[string]*endpoint{},
-		engaged:     map[multicluster.ClusterName]*scopedCluster{},
+		engaged:     map[multicluster.ClusterName]*logicalCluster{},
+		fleet:       fleetreads.New(o.Logger, o.CacheSyncTimeout),
 	}
 	p.engine, err = p.Init(kit.EngineOptions[key]{
 		Name:    providerName,

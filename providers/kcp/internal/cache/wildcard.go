@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kcp
+package cache
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -31,16 +31,18 @@ import (
 	"mcr.dev/core/clusters"
 )
 
-// wildcardCache is the cache of one endpoint: a controller-runtime cache on <url>/clusters/*
+// Wildcard is the cache of one endpoint: a controller-runtime cache on <url>/clusters/*
 // whose informers are kcp's cluster-aware ones (store key <cluster>|<namespace>/<name>, indexes
 // by cluster and by cluster and namespace). Every logical cluster of the endpoint reads from it
-// through a scopedCache, so there is one informer per type per endpoint, whatever the number of
+// through a Scoped view, so there is one informer per type per endpoint, whatever the number of
 // logical clusters.
 //
-// Its own Get and List must not be used: they assume namespace/name store keys. Reads go
-// through scopedCache.
-type wildcardCache struct {
-	cache.Cache
+// The controller-runtime cache is not exposed: its Get and List assume namespace/name store
+// keys. Reads go through Scoped.
+type Wildcard struct {
+	cache crcache.Cache
+	// config is the endpoint's: the provider's config with the endpoint URL as host.
+	config     *rest.Config
 	scheme     *runtime.Scheme
 	mapper     apimeta.RESTMapper
 	httpClient *http.Client
@@ -51,14 +53,16 @@ type wildcardCache struct {
 	// checksMu guards checks, the truth check of every informer of the cache (truth.go),
 	// which the informer constructor adds to while mu may be held.
 	checksMu sync.Mutex
-	checks   []*truthCheck
+	checks   []*TruthCheck
 	// onRelist is told when one of the informers lists again after its first list.
 	onRelist func()
 }
 
-// newWildcardCache returns the cache of the endpoint cfg points at; onRelist is called when
-// one of its informers lists again, after a watch that could not resume.
-func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme, onRelist func()) (*wildcardCache, error) {
+// NewWildcard returns the cache of the endpoint cfg points at (cfg.Host is the endpoint URL); it
+// runs once started. onRelist is called when one of its informers lists again, after a watch
+// that could not resume: the endpoint's truth checks are then due (Relisted).
+func NewWildcard(cfg *rest.Config, scheme *runtime.Scheme, onRelist func()) (*Wildcard, error) {
+	endpointConfig := rest.CopyConfig(cfg)
 	cfg = rest.CopyConfig(cfg)
 	cfg.Host = strings.TrimSuffix(cfg.Host, "/") + logicalcluster.Wildcard.RequestPath()
 	httpClient, err := rest.HTTPClientFor(cfg)
@@ -69,14 +73,15 @@ func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme, onRelist func())
 	if err != nil {
 		return nil, fmt.Errorf("creating the REST mapper for %s: %w", cfg.Host, err)
 	}
-	wc := &wildcardCache{
+	wc := &Wildcard{
+		config:     endpointConfig,
 		scheme:     scheme,
 		mapper:     mapper,
 		httpClient: httpClient,
 		indexed:    map[string]struct{}{},
 		onRelist:   onRelist,
 	}
-	wc.Cache, err = cache.New(cfg, cache.Options{
+	wc.cache, err = crcache.New(cfg, crcache.Options{
 		Scheme:      scheme,
 		Mapper:      mapper,
 		HTTPClient:  httpClient,
@@ -92,14 +97,14 @@ func newWildcardCache(cfg *rest.Config, scheme *runtime.Scheme, onRelist func())
 // whose store keys objects by logical cluster, so that objects of the same namespace and name in
 // different logical clusters do not overwrite each other. Its ListerWatcher tells the cache's
 // truth check about relists (truth.go).
-func (c *wildcardCache) newClusterAwareInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+func (c *Wildcard) newClusterAwareInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 	all := maps.Clone(indexers)
 	if all == nil {
 		all = toolscache.Indexers{}
 	}
 	all[kcpcache.ClusterIndexName] = kcpcache.ClusterIndexFunc
 	all[kcpcache.ClusterAndNamespaceIndexName] = kcpcache.ClusterAndNamespaceIndexFunc
-	check := &truthCheck{kind: fmt.Sprintf("%T", obj), lw: toolscache.ToListerWatcherWithContext(lw), onRelist: c.onRelist}
+	check := &TruthCheck{kind: fmt.Sprintf("%T", obj), lw: toolscache.ToListerWatcherWithContext(lw), onRelist: c.onRelist}
 	if gvk, err := apiutil.GVKForObject(obj, c.scheme); err == nil {
 		check.kind = gvk.Kind
 	}
@@ -113,8 +118,18 @@ func (c *wildcardCache) newClusterAwareInformer(lw toolscache.ListerWatcher, obj
 	return informer
 }
 
-// truthCheck returns the truth check of informer, nil if it is not one of the cache's.
-func (c *wildcardCache) truthCheck(informer toolscache.SharedIndexInformer) *truthCheck {
+// Start runs the cache until ctx ends.
+func (c *Wildcard) Start(ctx context.Context) error { return c.cache.Start(ctx) }
+
+// URL returns the endpoint URL the cache watches under.
+func (c *Wildcard) URL() string { return c.config.Host }
+
+// CloseIdleConnections closes the idle connections of the cache's HTTP client, once it has
+// stopped.
+func (c *Wildcard) CloseIdleConnections() { c.httpClient.CloseIdleConnections() }
+
+// TruthCheck returns the truth check of informer, nil if it is not one of the cache's.
+func (c *Wildcard) TruthCheck(informer toolscache.SharedIndexInformer) *TruthCheck {
 	c.checksMu.Lock()
 	defer c.checksMu.Unlock()
 	for _, check := range c.checks {
@@ -125,12 +140,12 @@ func (c *wildcardCache) truthCheck(informer toolscache.SharedIndexInformer) *tru
 	return nil
 }
 
-// relisted returns the truth checks of the informers that listed again since they were last
+// Relisted returns the truth checks of the informers that listed again since they were last
 // returned.
-func (c *wildcardCache) relisted() []*truthCheck {
+func (c *Wildcard) Relisted() []*TruthCheck {
 	c.checksMu.Lock()
 	defer c.checksMu.Unlock()
-	var due []*truthCheck
+	var due []*TruthCheck
 	for _, check := range c.checks {
 		if check.takeRelisted() {
 			due = append(due, check)
@@ -139,28 +154,29 @@ func (c *wildcardCache) relisted() []*truthCheck {
 	return due
 }
 
-// informerFor describes the shared informer serving one type.
-type informerFor struct {
-	informer toolscache.SharedIndexInformer
-	gvk      schema.GroupVersionKind
-	mapping  *apimeta.RESTMapping
+// TypeInformer is the shared informer serving one type, with the type's kind and REST mapping.
+type TypeInformer struct {
+	Informer toolscache.SharedIndexInformer
+	GVK      schema.GroupVersionKind
+	Mapping  *apimeta.RESTMapping
 }
 
-// sharedInformer returns the endpoint's informer for the type of obj (an object or a list),
-// creating it on first use; opts are those of cache.Cache.GetInformer (by default it waits until
-// the informer has synced).
-func (c *wildcardCache) sharedInformer(ctx context.Context, obj runtime.Object, opts ...cache.InformerGetOption) (toolscache.SharedIndexInformer, error) {
-	inf, err := c.informerFor(ctx, obj, opts...)
+// SharedInformer returns the endpoint's informer for the type of obj (an object or a list),
+// creating it on first use; opts are those of controller-runtime's Cache.GetInformer (by default
+// it waits until the informer has synced).
+func (c *Wildcard) SharedInformer(ctx context.Context, obj runtime.Object, opts ...crcache.InformerGetOption) (toolscache.SharedIndexInformer, error) {
+	inf, err := c.InformerFor(ctx, obj, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return inf.informer, nil
+	return inf.Informer, nil
 }
 
-func (c *wildcardCache) informerFor(ctx context.Context, obj runtime.Object, opts ...cache.InformerGetOption) (informerFor, error) {
+// InformerFor is SharedInformer, with the kind and REST mapping of the type.
+func (c *Wildcard) InformerFor(ctx context.Context, obj runtime.Object, opts ...crcache.InformerGetOption) (TypeInformer, error) {
 	gvk, err := apiutil.GVKForObject(obj, c.scheme)
 	if err != nil {
-		return informerFor{}, err
+		return TypeInformer{}, err
 	}
 	_, isList := obj.(client.ObjectList)
 	if isList {
@@ -168,7 +184,7 @@ func (c *wildcardCache) informerFor(ctx context.Context, obj runtime.Object, opt
 	}
 	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return informerFor{}, err
+		return TypeInformer{}, err
 	}
 	var item client.Object
 	switch obj.(type) {
@@ -187,23 +203,23 @@ func (c *wildcardCache) informerFor(ctx context.Context, obj runtime.Object, opt
 		}
 		created, err := c.scheme.New(gvk)
 		if err != nil {
-			return informerFor{}, err
+			return TypeInformer{}, err
 		}
 		o, ok := created.(client.Object)
 		if !ok {
-			return informerFor{}, fmt.Errorf("%s is not a client.Object", gvk)
+			return TypeInformer{}, fmt.Errorf("%s is not a client.Object", gvk)
 		}
 		item = o
 	}
-	inf, err := c.GetInformer(ctx, item, opts...)
+	inf, err := c.cache.GetInformer(ctx, item, opts...)
 	if err != nil {
-		return informerFor{}, err
+		return TypeInformer{}, err
 	}
 	sii, ok := inf.(toolscache.SharedIndexInformer)
 	if !ok {
-		return informerFor{}, fmt.Errorf("the informer for %s is a %T, not a SharedIndexInformer", gvk, inf)
+		return TypeInformer{}, fmt.Errorf("the informer for %s is a %T, not a SharedIndexInformer", gvk, inf)
 	}
-	return informerFor{informer: sii, gvk: gvk, mapping: mapping}, nil
+	return TypeInformer{Informer: sii, GVK: gvk, Mapping: mapping}, nil
 }
 
 // fieldIndexName is the name of the informer index of a field added by IndexField.
@@ -219,14 +235,14 @@ func fieldIndexKey(cluster logicalcluster.Name, namespace, value string) string 
 // cluster of the endpoint asks for it, and the first does it. The index keys each value by the
 // object's logical cluster (and namespace), so that a scoped List with a field selector finds the
 // objects of its own logical cluster only.
-func (c *wildcardCache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+func (c *Wildcard) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
 	key := clusters.Index{Object: obj, Field: field}.Key()
 	c.mu.Lock()
 	defer c.mu.Unlock() // held throughout, so that a concurrent second call waits for the first
 	if _, done := c.indexed[key]; done {
 		return nil
 	}
-	informer, err := c.sharedInformer(ctx, obj, cache.BlockUntilSynced(false))
+	informer, err := c.SharedInformer(ctx, obj, crcache.BlockUntilSynced(false))
 	if err != nil {
 		return fmt.Errorf("indexing field %q: %w", field, err)
 	}
@@ -251,4 +267,32 @@ func (c *wildcardCache) IndexField(ctx context.Context, obj client.Object, field
 	}
 	c.indexed[key] = struct{}{}
 	return nil
+}
+
+// ObjectsOf returns the objects of logical cluster name in informer, one of a Wildcard's, from
+// its cluster index. They are the cache's own: callers copy before changing or handing them on.
+func ObjectsOf(informer toolscache.SharedIndexInformer, name logicalcluster.Name) ([]client.Object, error) {
+	items, err := informer.GetIndexer().ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(name))
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok {
+			objs = append(objs, o)
+		}
+	}
+	return objs, nil
+}
+
+// LogicalClusters returns the valid names of the logical clusters that have objects in
+// informer, one of a Wildcard's.
+func LogicalClusters(informer toolscache.SharedIndexInformer) []logicalcluster.Name {
+	var names []logicalcluster.Name
+	for _, v := range informer.GetIndexer().ListIndexFuncValues(kcpcache.ClusterIndexName) {
+		if name := logicalcluster.Name(v); name.IsValid() {
+			names = append(names, name)
+		}
+	}
+	return names
 }

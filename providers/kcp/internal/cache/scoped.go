@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kcp
+package cache
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -32,17 +32,17 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-var _ cache.Cache = &scopedCache{}
+var _ crcache.Cache = &Scoped{}
 
-// scopedCache is the cache of one logical cluster: a view of its endpoint's shared wildcard
-// cache that reads, indexes and notifies only that logical cluster's objects. Informers it is
-// asked for are created on the wildcard cache, once per endpoint, and shared.
+// Scoped is the cache of one logical cluster: a view of its endpoint's shared Wildcard cache
+// that reads, indexes and notifies only that logical cluster's objects. Informers it is asked
+// for are created on the Wildcard cache, once per endpoint, and shared.
 //
 // Every event handler added through it is remembered and removed when the logical cluster is
 // disengaged (stop), so that nothing of a disengaged cluster stays registered on the shared
 // informers.
-type scopedCache struct {
-	wc      *wildcardCache
+type Scoped struct {
+	shared  *Wildcard
 	cluster logicalcluster.Name
 	// watched is the endpoint's informer of the watched type, whose sync WaitForCacheSync waits
 	// for.
@@ -56,9 +56,9 @@ type scopedCache struct {
 	handlers map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer
 }
 
-func newScopedCache(wc *wildcardCache, watched toolscache.SharedIndexInformer, cluster logicalcluster.Name) *scopedCache {
-	return &scopedCache{
-		wc:       wc,
+func newScoped(shared *Wildcard, watched toolscache.SharedIndexInformer, cluster logicalcluster.Name) *Scoped {
+	return &Scoped{
+		shared:   shared,
 		cluster:  cluster,
 		watched:  watched,
 		handlers: map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer{},
@@ -69,7 +69,7 @@ func newScopedCache(wc *wildcardCache, watched toolscache.SharedIndexInformer, c
 var errDisengaged = errors.New("the logical cluster was disengaged")
 
 // stop removes every event handler added through the cache; later additions fail.
-func (c *scopedCache) stop() {
+func (c *Scoped) stop() {
 	c.mu.Lock()
 	c.stopped = true
 	handlers := c.handlers
@@ -81,25 +81,32 @@ func (c *scopedCache) stop() {
 }
 
 // isStopped reports whether stop was called.
-func (c *scopedCache) isStopped() bool {
+func (c *Scoped) isStopped() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stopped
 }
 
-// handlerCount returns how many event handlers are registered through the cache.
-func (c *scopedCache) handlerCount() int {
+// Cluster returns the name of the logical cluster the view serves.
+func (c *Scoped) Cluster() logicalcluster.Name { return c.cluster }
+
+// Shared returns the endpoint's cache the view reads from, which it shares with the endpoint's
+// other logical clusters.
+func (c *Scoped) Shared() *Wildcard { return c.shared }
+
+// HandlerCount returns how many event handlers are registered through the cache.
+func (c *Scoped) HandlerCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.handlers)
 }
 
-// serves fails for a type the cache does not serve.
-func (c *scopedCache) serves(obj runtime.Object) error {
+// Serves fails for a type the cache does not serve (see NewCluster).
+func (c *Scoped) Serves(obj runtime.Object) error {
 	if c.only.Empty() {
 		return nil
 	}
-	gvk, err := apiutil.GVKForObject(obj, c.wc.scheme)
+	gvk, err := apiutil.GVKForObject(obj, c.shared.scheme)
 	if err != nil {
 		return err
 	}
@@ -109,7 +116,7 @@ func (c *scopedCache) serves(obj runtime.Object) error {
 	return c.servesKind(gvk.GroupKind())
 }
 
-func (c *scopedCache) servesKind(gk schema.GroupKind) error {
+func (c *Scoped) servesKind(gk schema.GroupKind) error {
 	if c.only.Empty() || gk == c.only {
 		return nil
 	}
@@ -118,25 +125,25 @@ func (c *scopedCache) servesKind(gk schema.GroupKind) error {
 
 // Get reads an object of the logical cluster from the shared informer of its type, waiting
 // until that informer has synced.
-func (c *scopedCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	if err := c.serves(obj); err != nil {
+func (c *Scoped) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if err := c.Serves(obj); err != nil {
 		return err
 	}
-	inf, err := c.wc.informerFor(ctx, obj)
+	inf, err := c.shared.InformerFor(ctx, obj)
 	if err != nil {
 		return err
 	}
-	if inf.mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
+	if inf.Mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
 		key.Namespace = ""
 	}
-	item, exists, err := inf.informer.GetIndexer().GetByKey(kcpcache.ToClusterAwareKey(c.cluster.String(), key.Namespace, key.Name))
+	item, exists, err := inf.Informer.GetIndexer().GetByKey(kcpcache.ToClusterAwareKey(c.cluster.String(), key.Namespace, key.Name))
 	if err != nil {
 		return err
 	}
 	if !exists {
-		return apierrors.NewNotFound(inf.mapping.Resource.GroupResource(), key.Name)
+		return apierrors.NewNotFound(inf.Mapping.Resource.GroupResource(), key.Name)
 	}
-	return copyInto(item, obj, inf.gvk)
+	return copyInto(item, obj, inf.GVK)
 }
 
 // copyInto deep-copies a cached object into out, as controller-runtime's cache reader does.
@@ -158,25 +165,42 @@ func copyInto(item any, out client.Object, gvk schema.GroupVersionKind) error {
 // List lists objects of the logical cluster from the shared informer of their type, waiting
 // until it has synced. Field selectors must be exact matches on fields indexed with IndexField,
 // as with controller-runtime's cache.
-func (c *scopedCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (c *Scoped) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	o := client.ListOptions{}
 	o.ApplyOptions(opts)
 	if o.Continue != "" {
 		return errors.New("continue list option is not supported by the cache")
 	}
-	if err := c.serves(list); err != nil {
+	if err := c.Serves(list); err != nil {
 		return err
 	}
-	inf, err := c.wc.informerFor(ctx, list)
+	inf, err := c.shared.InformerFor(ctx, list)
 	if err != nil {
 		return err
 	}
-	indexer := inf.informer.GetIndexer()
+	objs, err := c.Select(inf, &o, o.Limit)
+	if err != nil {
+		return err
+	}
+	items := make([]runtime.Object, len(objs))
+	for i, obj := range objs {
+		items[i] = obj
+	}
+	return apimeta.SetList(list, items)
+}
+
+// Select returns deep copies of the logical cluster's objects in inf, the shared informer of
+// their type, that o selects by namespace, by exact matches on fields indexed with IndexField and
+// by labels, with the type's kind set; at most limit when limit is positive. List reads through
+// it, and so do the provider's fleet-wide reads, one informer lookup for many logical clusters.
+func (c *Scoped) Select(inf TypeInformer, o *client.ListOptions, limit int64) ([]client.Object, error) {
+	indexer := inf.Informer.GetIndexer()
 	namespace := o.Namespace
-	if inf.mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
+	if inf.Mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
 		namespace = ""
 	}
 	var items []any
+	var err error
 	switch {
 	case o.FieldSelector != nil && !o.FieldSelector.Empty():
 		items, err = c.byFields(indexer, o.FieldSelector, namespace)
@@ -186,31 +210,34 @@ func (c *scopedCache) List(ctx context.Context, list client.ObjectList, opts ...
 		items, err = indexer.ByIndex(kcpcache.ClusterIndexName, kcpcache.ClusterIndexKey(c.cluster))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	objs := make([]runtime.Object, 0, len(items))
+	objs := make([]client.Object, 0, len(items))
 	for _, item := range items {
-		if o.Limit > 0 && int64(len(objs)) >= o.Limit {
+		if limit > 0 && int64(len(objs)) >= limit {
 			break
 		}
 		obj, ok := item.(client.Object)
 		if !ok {
-			return fmt.Errorf("cache contained %T, which is not an Object", item)
+			return nil, fmt.Errorf("cache contained %T, which is not an Object", item)
 		}
 		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
 			continue
 		}
-		out := obj.DeepCopyObject()
-		out.GetObjectKind().SetGroupVersionKind(inf.gvk)
+		out, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("a copy of %T is not an Object", obj)
+		}
+		out.GetObjectKind().SetGroupVersionKind(inf.GVK)
 		objs = append(objs, out)
 	}
-	return apimeta.SetList(list, objs)
+	return objs, nil
 }
 
 // byFields returns the objects of the logical cluster whose indexed fields match every
 // requirement of an exact-match selector: the first requirement through its index, the others
 // by filtering.
-func (c *scopedCache) byFields(indexer toolscache.Indexer, sel fields.Selector, namespace string) ([]any, error) {
+func (c *Scoped) byFields(indexer toolscache.Indexer, sel fields.Selector, namespace string) ([]any, error) {
 	reqs := sel.Requirements()
 	for _, r := range reqs {
 		if r.Operator != selection.Equals && r.Operator != selection.DoubleEquals {
@@ -237,11 +264,11 @@ func (c *scopedCache) byFields(indexer toolscache.Indexer, sel fields.Selector, 
 }
 
 // GetInformer returns the shared informer of obj's type, seen through this logical cluster.
-func (c *scopedCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	if err := c.serves(obj); err != nil {
+func (c *Scoped) GetInformer(ctx context.Context, obj client.Object, opts ...crcache.InformerGetOption) (crcache.Informer, error) {
+	if err := c.Serves(obj); err != nil {
 		return nil, err
 	}
-	inf, err := c.wc.sharedInformer(ctx, obj, opts...)
+	inf, err := c.shared.SharedInformer(ctx, obj, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -249,11 +276,11 @@ func (c *scopedCache) GetInformer(ctx context.Context, obj client.Object, opts .
 }
 
 // GetInformerForKind returns the shared informer of a kind, seen through this logical cluster.
-func (c *scopedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+func (c *Scoped) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...crcache.InformerGetOption) (crcache.Informer, error) {
 	if err := c.servesKind(gvk.GroupKind()); err != nil {
 		return nil, err
 	}
-	inf, err := c.wc.GetInformerForKind(ctx, gvk, opts...)
+	inf, err := c.shared.cache.GetInformerForKind(ctx, gvk, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +293,11 @@ func (c *scopedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVe
 
 // RemoveInformer removes the event handlers this logical cluster added to the informer of
 // obj's type. The informer itself keeps serving the endpoint's other logical clusters.
-func (c *scopedCache) RemoveInformer(ctx context.Context, obj client.Object) error {
-	if err := c.serves(obj); err != nil {
+func (c *Scoped) RemoveInformer(ctx context.Context, obj client.Object) error {
+	if err := c.Serves(obj); err != nil {
 		return err
 	}
-	inf, err := c.wc.sharedInformer(ctx, obj, cache.BlockUntilSynced(false))
+	inf, err := c.shared.SharedInformer(ctx, obj, crcache.BlockUntilSynced(false))
 	if err != nil {
 		return err
 	}
@@ -291,7 +318,7 @@ func (c *scopedCache) RemoveInformer(ctx context.Context, obj client.Object) err
 
 // Start fails: the cache of a logical cluster is a view of its endpoint's cache, which the
 // provider runs.
-func (c *scopedCache) Start(context.Context) error {
+func (c *Scoped) Start(context.Context) error {
 	return fmt.Errorf("the cache of logical cluster %q is part of its endpoint's shared cache, which the kcp provider runs", c.cluster)
 }
 
@@ -299,26 +326,26 @@ func (c *scopedCache) Start(context.Context) error {
 // types are waited for by those who use them (sources wait for their handlers to sync, reads
 // for their informer), so that one type the endpoint cannot serve does not hold up every
 // logical cluster.
-func (c *scopedCache) WaitForCacheSync(ctx context.Context) bool {
+func (c *Scoped) WaitForCacheSync(ctx context.Context) bool {
 	return kit.WaitFor(ctx, c.watched.HasSynced)
 }
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.
-func (c *scopedCache) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
-	if err := c.serves(obj); err != nil {
+func (c *Scoped) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	if err := c.Serves(obj); err != nil {
 		return err
 	}
-	return c.wc.IndexField(ctx, obj, field, extract)
+	return c.shared.IndexField(ctx, obj, field, extract)
 }
 
 // scopedInformer is a shared informer of the endpoint seen through one logical cluster: its
 // handlers are told about that cluster's objects only.
 type scopedInformer struct {
-	cache    *scopedCache
+	cache    *Scoped
 	informer toolscache.SharedIndexInformer
 }
 
-var _ cache.Informer = &scopedInformer{}
+var _ crcache.Informer = &scopedInformer{}
 
 func (i *scopedInformer) AddEventHandler(handler toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
 	return i.AddEventHandlerWithOptions(handler, toolscache.HandlerOptions{})

@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kcp
+package cache
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 )
 
-// Why this file exists: the informers of the wildcard caches are kcp-dev/apimachinery's
+// Why this file exists: the informers of the Wildcard caches are kcp-dev/apimachinery's
 // (v2.32.0), whose store cannot delete the DeletedFinalStateUnknown tombstone a relist makes
 // for an object deleted while the watch was down (its key function takes objects only). Such an
 // object stays in the cache, and no handler hears of its deletion: a logical cluster whose
-// binding went during a shard outage would stay engaged. A truthCheck finds those objects by
+// binding went during a shard outage would stay engaged. A TruthCheck finds those objects by
 // listing live and removes them the way the informer should have.
 //
 // How a reconnect is noticed: the ListerWatcher the informer is built with is wrapped, and every
@@ -32,8 +32,8 @@ import (
 // reflector or the fork's queue. A watch that resumes from its resource version is not a relist:
 // the server sends the deletions it missed as events, which the informer handles.
 
-// truthCheck compares one informer of a wildcard cache with a live list of its type.
-type truthCheck struct {
+// TruthCheck compares one informer of a Wildcard cache with a live list of its type.
+type TruthCheck struct {
 	kind     string // of the informer's objects, for the log
 	lw       toolscache.ListerWatcherWithContext
 	informer toolscache.SharedIndexInformer
@@ -46,10 +46,10 @@ type truthCheck struct {
 	relisted atomic.Bool // a relist happened since the last check
 }
 
-// relistWatcher is the ListerWatcher of one informer, which tells its truthCheck about relists.
+// relistWatcher is the ListerWatcher of one informer, which tells its TruthCheck about relists.
 type relistWatcher struct {
 	inner toolscache.ListerWatcherWithContext
-	check *truthCheck
+	check *TruthCheck
 }
 
 var (
@@ -89,7 +89,7 @@ func (w relistWatcher) IsWatchListSemanticsUnSupported() bool {
 }
 
 // sawList records a list; from the second on, it marks the check due and tells onRelist.
-func (c *truthCheck) sawList() {
+func (c *TruthCheck) sawList() {
 	if !c.listed.Swap(true) {
 		return
 	}
@@ -100,20 +100,26 @@ func (c *truthCheck) sawList() {
 }
 
 // takeRelisted reports whether a relist happened since the last call.
-func (c *truthCheck) takeRelisted() bool { return c.relisted.Swap(false) }
+func (c *TruthCheck) takeRelisted() bool { return c.relisted.Swap(false) }
 
-// missedDeletion is an object the informer kept although a live list no longer has it.
-type missedDeletion struct {
-	key string
-	obj any
+// Recheck makes the check due again, as a relist does: Relisted returns it next time.
+func (c *TruthCheck) Recheck() { c.relisted.Store(true) }
+
+// Kind returns the kind of the informer's objects, for logs.
+func (c *TruthCheck) Kind() string { return c.kind }
+
+// MissedDeletion is an object the informer kept although a live list no longer has it.
+type MissedDeletion struct {
+	Key string // in the informer's store
+	Obj any
 }
 
-// verify lists the informer's type live and removes from the informer's store every object the
+// Verify lists the informer's type live and removes from the informer's store every object the
 // list no longer has, telling the informer's handlers of each deletion. An object counts as
 // gone only when it was in the store before the list was sent and no object of the list has its
 // UID: UIDs are never reused, so the server deleted it, whatever the informer has processed
 // since; an object added to the store after the list was sent is never judged.
-func (c *truthCheck) verify(ctx context.Context) ([]missedDeletion, error) {
+func (c *TruthCheck) Verify(ctx context.Context) ([]MissedDeletion, error) {
 	store := c.informer.GetIndexer()
 	before := map[string]types.UID{}
 	for _, item := range store.List() {
@@ -137,7 +143,7 @@ func (c *truthCheck) verify(ctx context.Context) ([]missedDeletion, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("reading the live list: %w", err)
 	}
-	var missed []missedDeletion
+	var missed []MissedDeletion
 	for key, uid := range before {
 		if _, ok := live[uid]; ok {
 			continue
@@ -159,7 +165,7 @@ func (c *truthCheck) verify(ctx context.Context) ([]missedDeletion, error) {
 		if c.notify != nil {
 			c.notify.OnDelete(toolscache.DeletedFinalStateUnknown{Key: key, Obj: item})
 		}
-		missed = append(missed, missedDeletion{key: key, obj: item})
+		missed = append(missed, MissedDeletion{Key: key, Obj: item})
 	}
 	return missed, nil
 }

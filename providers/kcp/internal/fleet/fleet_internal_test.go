@@ -1,31 +1,49 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kcp
+package fleet
 
 import (
 	"context"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"mcr.dev/core/providers/kit"
+
+	"mcr.dev/providers/kcp/internal/cache"
 )
 
-// TestFleetHubFollowsEngagements checks the bookkeeping of the fleet-wide reads without a
+// TestBackendFollowsEngagements checks the bookkeeping of the fleet-wide reads without a
 // server: an engagement counts until its context ends; a newer engagement of the same logical
 // cluster (through another endpoint) replaces the older, whose end then changes nothing; the
 // members are grouped by endpoint in URL order and by name, and InClusters narrows them.
-func TestFleetHubFollowsEngagements(t *testing.T) {
-	east, west := &endpoint{url: "https://east"}, &endpoint{url: "https://west"}
-	view := func(name string, ep *endpoint) *scopedCluster {
-		return &scopedCluster{name: logicalcluster.Name(name), endpoint: ep}
+func TestBackendFollowsEngagements(t *testing.T) {
+	// Caches that are never started: the bookkeeping only tells endpoints apart and orders them
+	// by URL.
+	endpoint := func(url string) *cache.Wildcard {
+		wc, err := cache.NewWildcard(&rest.Config{Host: url}, runtime.NewScheme(), nil)
+		if err != nil {
+			t.Fatalf("creating the cache of %s: %v", url, err)
+		}
+		return wc
 	}
-	var h fleetHub
-	engage := func(v *scopedCluster) context.CancelFunc {
+	east, west := endpoint("https://east"), endpoint("https://west")
+	view := func(name string, shared *cache.Wildcard) *member {
+		return &member{name: logicalcluster.Name(name), shared: shared}
+	}
+	h := New(logr.Discard(), time.Minute)
+	engage := func(m *member) context.CancelFunc {
 		ctx, cancel := context.WithCancel(context.Background())
-		h.engaged(ctx, v)
+		m.ctx = ctx
+		h.engaged(m)
 		return cancel
 	}
 	// The hub's disengagements run in context.AfterFunc goroutines.
@@ -51,7 +69,7 @@ func TestFleetHubFollowsEngagements(t *testing.T) {
 		var got []string
 		for _, g := range h.byEndpoint(in) {
 			for _, m := range g.members {
-				got = append(got, g.endpoint.url+"/"+m.name.String())
+				got = append(got, g.shared.URL()+"/"+m.name.String())
 			}
 		}
 		return got

@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kcp
+package cache
 
 import (
 	"context"
@@ -18,10 +18,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -30,19 +31,19 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 )
 
-var _ cluster.Cluster = &scopedCluster{}
+var _ cluster.Cluster = &Cluster{}
 
-// scopedCluster is one engaged logical cluster: its client writes to <url>/clusters/<name> and
-// reads from its endpoint's shared wildcard cache through a scopedCache (live, for initializing
-// workspaces); its API reader reads live from <url>/clusters/<name>.
-type scopedCluster struct {
+// Cluster is one logical cluster of an endpoint, as the provider engages it: its client writes
+// to <url>/clusters/<name> and reads from the endpoint's shared Wildcard cache through a Scoped
+// view (live, for initializing workspaces); its API reader reads live from
+// <url>/clusters/<name>.
+type Cluster struct {
 	name       logicalcluster.Name
-	endpoint   *endpoint
 	config     *rest.Config
 	httpClient *http.Client
 	scheme     *runtime.Scheme
 	mapper     apimeta.RESTMapper
-	cache      *scopedCache
+	cache      *Scoped
 	client     client.Client
 	apiReader  client.Reader
 	recorders  *recorders
@@ -58,14 +59,17 @@ func clusterHost(endpointURL string, name logicalcluster.Name) (string, error) {
 	return host, nil
 }
 
-// newScopedCluster returns the view of logical cluster name on ep, a running endpoint; the
-// caller holds ep.mu. With cacheOnly empty, its client reads from the endpoint's shared cache
-// and it uses the endpoint's REST mapper. With cacheOnly set (initializing workspaces, whose
-// virtual workspace lists no other kind across workspaces), its cache serves that kind only, and
-// its client reads live and discovers the logical cluster's own APIs.
-func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Scheme, log logr.Logger, cacheOnly schema.GroupKind) (*scopedCluster, error) {
-	cfg := rest.CopyConfig(ep.config)
-	host, err := clusterHost(ep.url, name)
+// NewCluster returns logical cluster name of the endpoint whose cache is shared, a running
+// Wildcard cache; watched is shared's informer of the type the provider watches, whose sync the
+// cluster's WaitForCacheSync waits for. With cacheOnly empty, its client reads from the shared
+// cache and it uses the endpoint's REST mapper. With cacheOnly set (initializing workspaces,
+// whose virtual workspace lists no other kind across workspaces), its cache serves that kind
+// only, and its client reads live and discovers the logical cluster's own APIs. log gets the
+// cluster's name as "cluster".
+func NewCluster(shared *Wildcard, watched toolscache.SharedIndexInformer, name logicalcluster.Name, log logr.Logger, cacheOnly schema.GroupKind) (*Cluster, error) {
+	cfg := rest.CopyConfig(shared.config)
+	scheme := shared.scheme
+	host, err := clusterHost(shared.URL(), name)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +80,11 @@ func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Sc
 	if err != nil {
 		return nil, fmt.Errorf("creating the HTTP client of logical cluster %q: %w", name, err)
 	}
-	sc := newScopedCache(ep.cache, ep.informer, name)
+	sc := newScoped(shared, watched, name)
 	sc.only = cacheOnly
 	// Every logical cluster of a virtual workspace serves the same APIs, so they share the
 	// endpoint's REST mapper instead of each running discovery.
-	mapper := ep.cache.mapper
+	mapper := shared.mapper
 	cacheOptions := &client.CacheOptions{Reader: sc}
 	if !cacheOnly.Empty() {
 		// Discovery runs lazily, as types are used.
@@ -102,9 +106,8 @@ func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Sc
 	if err != nil {
 		return nil, fmt.Errorf("creating the API reader of logical cluster %q: %w", name, err)
 	}
-	return &scopedCluster{
+	return &Cluster{
 		name:       name,
-		endpoint:   ep,
 		config:     cfg,
 		httpClient: httpClient,
 		scheme:     scheme,
@@ -116,37 +119,41 @@ func newScopedCluster(ep *endpoint, name logicalcluster.Name, scheme *runtime.Sc
 	}, nil
 }
 
-func (c *scopedCluster) GetHTTPClient() *http.Client          { return c.httpClient }
-func (c *scopedCluster) GetConfig() *rest.Config              { return rest.CopyConfig(c.config) }
-func (c *scopedCluster) GetCache() cache.Cache                { return c.cache }
-func (c *scopedCluster) GetScheme() *runtime.Scheme           { return c.scheme }
-func (c *scopedCluster) GetClient() client.Client             { return c.client }
-func (c *scopedCluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
-func (c *scopedCluster) GetRESTMapper() apimeta.RESTMapper    { return c.mapper }
-func (c *scopedCluster) GetAPIReader() client.Reader          { return c.apiReader }
+func (c *Cluster) GetHTTPClient() *http.Client          { return c.httpClient }
+func (c *Cluster) GetConfig() *rest.Config              { return rest.CopyConfig(c.config) }
+func (c *Cluster) GetCache() crcache.Cache              { return c.cache }
+func (c *Cluster) GetScheme() *runtime.Scheme           { return c.scheme }
+func (c *Cluster) GetClient() client.Client             { return c.client }
+func (c *Cluster) GetFieldIndexer() client.FieldIndexer { return c.cache }
+func (c *Cluster) GetRESTMapper() apimeta.RESTMapper    { return c.mapper }
+func (c *Cluster) GetAPIReader() client.Reader          { return c.apiReader }
 
-func (c *scopedCluster) GetEventRecorderFor(name string) record.EventRecorder {
+func (c *Cluster) GetEventRecorderFor(name string) record.EventRecorder {
 	return c.recorders.legacyRecorder(name)
 }
 
-func (c *scopedCluster) GetEventRecorder(name string) recorder.EventRecorder {
+func (c *Cluster) GetEventRecorder(name string) recorder.EventRecorder {
 	return c.recorders.recorder(name)
 }
 
 // Start runs nothing of its own (the endpoint runs the shared cache) and blocks until ctx ends,
 // the cluster's disengagement; then it removes the cluster's event handlers from the shared
-// informers and stops its event recorders. It runs exactly while the view is engaged.
-func (c *scopedCluster) Start(ctx context.Context) error {
-	LogicalClusters.Inc()
-	defer LogicalClusters.Dec()
+// informers and stops its event recorders. It runs exactly while the cluster is engaged.
+func (c *Cluster) Start(ctx context.Context) error {
 	<-ctx.Done()
 	c.cache.stop()
 	c.recorders.stop()
 	return nil
 }
 
-// stopped reports whether the view was engaged and disengaged: it cannot be engaged again.
-func (c *scopedCluster) stopped() bool { return c.cache.isStopped() }
+// Stopped reports whether the cluster was engaged and disengaged: it cannot be engaged again.
+func (c *Cluster) Stopped() bool { return c.cache.isStopped() }
+
+// Name returns the name of the logical cluster.
+func (c *Cluster) Name() logicalcluster.Name { return c.name }
+
+// View returns the cluster's cache, a view of the endpoint's shared cache.
+func (c *Cluster) View() *Scoped { return c.cache }
 
 // recorders creates a logical cluster's event broadcasters when first asked for a recorder, and
 // shuts them down when the cluster is disengaged.
