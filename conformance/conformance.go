@@ -69,7 +69,9 @@ func Assess(ctx context.Context, h Harness, o Options, logf func(format string, 
 		r.limitTo(deadline)
 	}
 	r.runAll(ctx, logf)
-	return r.finish()
+	rep, err := r.finish()
+	r.printSummary(rep, err)
+	return rep, err
 }
 
 // registerSpecs registers the specs; emit receives the report at the end. The run ends
@@ -111,12 +113,10 @@ func registerSpecs(harness func() Harness, opts func() Options, testDeadline tim
 				return
 			}
 			report, err := run.finish()
+			run.printSummary(report, err)
 			emit(report)
 			if err != nil {
 				ginkgo.Fail(err.Error())
-			}
-			if path := run.opts.ReportPath; path != "" {
-				_, _ = fmt.Fprintf(ginkgo.GinkgoWriter, "conformance report written to %s\n", path)
 			}
 		})
 	})

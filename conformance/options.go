@@ -4,6 +4,7 @@
 package conformance
 
 import (
+	"io"
 	"context"
 	"fmt"
 	"os"
@@ -136,6 +137,14 @@ type Options struct {
 	// empty too. The markdown summary is always written to the test log.
 	ReportPath string
 
+	// Output receives the run's progress as people read it: one line per test as it ends (ID,
+	// result, seconds, the first line of a failure), then the summary table and where the
+	// report was written. Under go test it shows without -v when the test binary's output is
+	// streamed (go test without package arguments, in the provider's directory).
+	//
+	// Default: os.Stdout; io.Discard silences it.
+	Output io.Writer
+
 	// Timeouts bound every wait of the suite. Default: see Timeouts.
 	Timeouts Timeouts
 
@@ -246,6 +255,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NewManager == nil {
 		o.NewManager = NewMCRManager
+	}
+	if o.Output == nil {
+		o.Output = os.Stdout
 	}
 	t := &o.Timeouts
 	setDefault(&t.Engage, DefaultEngageTimeout)

@@ -240,19 +240,22 @@ func (rep *Report) Markdown() string {
 		rep.Suite.ClientGo, rep.Suite.Go, rep.Suite.Race)
 	b.WriteString("| Test | Feature | Result | Seconds | Note |\n|---|---|---|---|---|\n")
 	for _, t := range rep.Tests {
-		msg := t.Message
-		// The table has room for one line: the root cause, when the suite found one, says more
-		// than the symptom.
-		if i := strings.Index(msg, "root cause: "); i >= 0 {
-			msg = msg[i:]
-		}
-		note := strings.ReplaceAll(firstLine(msg), "|", `\|`)
+		note := strings.ReplaceAll(noteOf(t.Message), "|", `\|`)
 		if t.Result == Passed {
 			note = ""
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s |\n", t.ID, t.Feature, t.Result, t.DurationSeconds, note)
 	}
 	return b.String()
+}
+
+// noteOf is the one line that stands for a failure message: the root cause, when the suite
+// found one, says more than the symptom.
+func noteOf(msg string) string {
+	if i := strings.Index(msg, "root cause: "); i >= 0 {
+		msg = msg[i:]
+	}
+	return firstLine(msg)
 }
 
 func statLine(st Statistics) string {

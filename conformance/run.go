@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,7 +175,33 @@ func (r *suiteRun) runTest(ctx context.Context, t Test, logf func(string, ...any
 	r.mu.Lock()
 	r.results[t.ID] = res
 	r.mu.Unlock()
+	r.printResult(res)
 	return res
+}
+
+// printResult writes the progress line of a test that ended to Options.Output.
+func (r *suiteRun) printResult(res TestResult) {
+	n := slices.IndexFunc(catalog, func(t Test) bool { return t.ID == res.ID }) + 1
+	line := fmt.Sprintf("conformance [%2d/%d] %-28s %-12s %6.1fs", n, len(catalog), res.ID, res.Result, res.DurationSeconds)
+	if res.Result == Failed || res.Result == Errored || res.Result == Skipped {
+		line += "  " + noteOf(res.Message)
+	}
+	_, _ = fmt.Fprintln(r.opts.Output, strings.TrimRight(line, " "))
+}
+
+// printSummary writes the summary table and where the report went to Options.Output.
+func (r *suiteRun) printSummary(rep *Report, writeErr error) {
+	w := r.opts.Output
+	_, _ = fmt.Fprintln(w)
+	_, _ = fmt.Fprint(w, rep.Markdown())
+	switch path := r.opts.ReportPath; {
+	case path == "":
+		_, _ = fmt.Fprintf(w, "\nNo report file written: set Options.ReportPath or %s to write one.\n", ReportEnv)
+	case writeErr != nil:
+		_, _ = fmt.Fprintf(w, "\nThe report could not be written to %s: %v\n", path, writeErr)
+	default:
+		_, _ = fmt.Fprintf(w, "\nReport written to %s (check it with: go run mcr.dev/conformance/cmd/verify %s)\n", path, path)
+	}
 }
 
 // runAll runs every test in order; for callers without Ginkgo (the self-test).

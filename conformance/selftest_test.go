@@ -4,6 +4,7 @@
 package conformance_test
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ func selfTestOptions(mode conformance.Mode, broken bool) conformance.Options {
 			Stop: 15 * time.Second, Settle: 20 * time.Second, Scale: 90 * time.Second,
 		},
 		ScaleMembers: 24,
+		// Many runs at once: their progress would only be noise in the test log.
+		Output: io.Discard,
 	}
 	if broken {
 		o.ScaleMembers = 12
