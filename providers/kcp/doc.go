@@ -17,3 +17,10 @@
 // See docs/providers/kcp.md in the mcr repository: shared caches, readiness, reconnects, RBAC and
 // permission claims, options, fleet-wide reads and parity with kcp-dev's provider.
 package kcp
+
+// Where the code is: this package discovers endpoints and logical clusters and decides what to
+// engage (provider.go, endpoints.go, logicalclusters.go, initializing.go, paths.go, with
+// options.go, events.go, metrics.go and handlers.go); internal/cache builds what it engages (an
+// endpoint's wildcard cache, the scoped view and cluster of each logical cluster, the truth
+// check after a relist); internal/fleet reads the engaged logical clusters for Provider.Fleet;
+// fleet.go connects the provider to it.

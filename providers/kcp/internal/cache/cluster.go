@@ -38,7 +38,6 @@ var _ cluster.Cluster = &Cluster{}
 // view (live, for initializing workspaces); its API reader reads live from
 // <url>/clusters/<name>.
 type Cluster struct {
-	name       logicalcluster.Name
 	config     *rest.Config
 	httpClient *http.Client
 	scheme     *runtime.Scheme
@@ -107,7 +106,6 @@ func NewCluster(shared *Wildcard, watched toolscache.SharedIndexInformer, name l
 		return nil, fmt.Errorf("creating the API reader of logical cluster %q: %w", name, err)
 	}
 	return &Cluster{
-		name:       name,
 		config:     cfg,
 		httpClient: httpClient,
 		scheme:     scheme,
@@ -148,9 +146,6 @@ func (c *Cluster) Start(ctx context.Context) error {
 
 // Stopped reports whether the cluster was engaged and disengaged: it cannot be engaged again.
 func (c *Cluster) Stopped() bool { return c.cache.isStopped() }
-
-// Name returns the name of the logical cluster.
-func (c *Cluster) Name() logicalcluster.Name { return c.name }
 
 // View returns the cluster's cache, a view of the endpoint's shared cache.
 func (c *Cluster) View() *Scoped { return c.cache }

@@ -335,7 +335,7 @@ func (c *Scoped) IndexField(ctx context.Context, obj client.Object, field string
 	if err := c.Serves(obj); err != nil {
 		return err
 	}
-	return c.shared.IndexField(ctx, obj, field, extract)
+	return c.shared.indexField(ctx, obj, field, extract)
 }
 
 // scopedInformer is a shared informer of the endpoint seen through one logical cluster: its

@@ -222,7 +222,7 @@ func (c *Wildcard) InformerFor(ctx context.Context, obj runtime.Object, opts ...
 	return TypeInformer{Informer: sii, GVK: gvk, Mapping: mapping}, nil
 }
 
-// fieldIndexName is the name of the informer index of a field added by IndexField.
+// fieldIndexName is the name of the informer index of a field added by indexField.
 func fieldIndexName(field string) string { return "mcr.dev/field:" + field }
 
 // fieldIndexKey is a key of a field index: the value of the field in one logical cluster, in
@@ -231,11 +231,11 @@ func fieldIndexKey(cluster logicalcluster.Name, namespace, value string) string 
 	return cluster.String() + "|" + namespace + "|" + value
 }
 
-// IndexField adds a field index to the endpoint's informer of obj's type, once: every logical
+// indexField adds a field index to the endpoint's informer of obj's type, once: every logical
 // cluster of the endpoint asks for it, and the first does it. The index keys each value by the
 // object's logical cluster (and namespace), so that a scoped List with a field selector finds the
 // objects of its own logical cluster only.
-func (c *Wildcard) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+func (c *Wildcard) indexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
 	key := clusters.Index{Object: obj, Field: field}.Key()
 	c.mu.Lock()
 	defer c.mu.Unlock() // held throughout, so that a concurrent second call waits for the first

@@ -55,7 +55,7 @@ func (b *Backend) AddEventHandler(ctx context.Context, obj client.Object, handle
 	return r, nil
 }
 
-// subscription is a handler added with fleetBackend.AddEventHandler.
+// subscription is a handler added with Backend.AddEventHandler.
 type subscription struct {
 	b       *Backend
 	obj     client.Object
