@@ -5,7 +5,6 @@ package clusterapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -26,12 +26,9 @@ import (
 )
 
 // TestHostRestart stops the management cluster's apiserver while Clusters are engaged, for
-// longer than the provider's CacheSyncTimeout, and starts it again: the engaged Clusters stay
-// engaged through the outage, and a Cluster added and one deleted after the restart are
-// engaged and disengaged. It has a fleet of its own, since a host outage would disturb every
-// other test of the package.
+// longer than the provider's CacheSyncTimeout, and starts it again (providertest.RunRestartTest).
+// It has a fleet of its own, since a host outage would disturb every other test of the package.
 func TestHostRestart(t *testing.T) {
-	// Its fleet is its own: it runs alongside the other parallel tests.
 	t.Parallel()
 	f := envtest.StartForTest(t, "host", "member")
 	host := f.Member("host")
@@ -46,95 +43,29 @@ func TestHostRestart(t *testing.T) {
 	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	ready := func(name string) {
-		t.Helper()
-		if err := createReadyCluster(t.Context(), c, ns, name, f.Member("member").Kubeconfig()); err != nil {
-			t.Fatal(err)
-		}
-	}
-
 	const cacheSyncTimeout = 5 * time.Second
-	logs := &logBuffer{}
 	p, err := clusterapi.New(host.Config(), clusterapi.Options{
 		Namespaces: []string{ns},
-		Options: kit.Options{
-			CacheSyncTimeout: cacheSyncTimeout,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			Logger:           logs.Logger(),
-		},
+		Options:    kit.Options{CacheSyncTimeout: cacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := runProvider(t, p, logs)
-	ready("stays")
-	ready("removed")
-	stays := s.waitEngaged(t, clusterapi.ClusterName(ns, "stays"))
-	removed := s.waitEngaged(t, clusterapi.ClusterName(ns, "removed"))
-
-	if err := host.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = host.Start(context.Background())
-		}
+	providertest.RunRestartTest(t, providertest.RestartTest{
+		Host: host, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Subjects: []providertest.RestartSubject{{
+			Provider: p,
+			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+				return clusterapi.ClusterName(ns, name), createReadyCluster(ctx, c, ns, name, f.Member("member").Kubeconfig())
+			},
+			Remove: func(ctx context.Context, name string) error {
+				return c.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+			},
+		}},
+		MemberWorks: func(ctx context.Context, member cluster.Cluster) error {
+			return member.GetAPIReader().List(ctx, &corev1.ConfigMapList{})
+		},
 	})
-	// Down for three CacheSyncTimeouts: long enough for anything bounded by it to give up.
-	deadline := time.Now().Add(3 * cacheSyncTimeout)
-	for time.Now().Before(deadline) {
-		for _, e := range []*engagement{stays, removed} {
-			if !e.Alive() {
-				t.Fatalf("a Cluster was disengaged while the host was down; engaged: %v", s.rec.Engaged())
-			}
-		}
-		for _, name := range []string{"stays", "removed"} {
-			if _, err := p.Get(t.Context(), clusterapi.ClusterName(ns, name)); err != nil {
-				t.Fatalf("Get(%s) while the host was down: %v", name, err)
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	var cms corev1.ConfigMapList
-	if err := stays.Cluster.GetAPIReader().List(t.Context(), &cms); err != nil {
-		t.Errorf("an engaged member stopped working while the host was down: %v", err)
-	}
-
-	if err := host.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
-	back := time.Now()
-	ready("added")
-	if err := c.Delete(t.Context(), &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "removed"}}); err != nil {
-		t.Fatal(err)
-	}
-	// client-go's reflectors back off up to 30 s, with jitter up to twice that, while the host
-	// is down: their next attempt may come a minute after the restart.
-	const recovery = 90 * time.Second
-	added := clusterapi.ClusterName(ns, "added")
-	providertest.Eventually(t, recovery, "the Cluster added after the restart engaged", func() error {
-		if e, _ := s.rec.Latest(added); !e.Alive() {
-			return fmt.Errorf("not engaged; engaged: %v", s.rec.Engaged())
-		}
-		return nil
-	})
-	t.Logf("a Cluster created after the restart was engaged %s after the host was back", time.Since(back).Round(time.Millisecond))
-	providertest.Eventually(t, recovery, "the Cluster deleted after the restart disengaged", func() error {
-		if removed.Alive() {
-			return errors.New("its engagement is alive")
-		}
-		if _, err := p.Get(t.Context(), clusterapi.ClusterName(ns, "removed")); !errors.Is(err, multicluster.ErrClusterNotFound) {
-			return fmt.Errorf("Get = %v, want ErrClusterNotFound", err)
-		}
-		return nil
-	})
-	t.Logf("a Cluster deleted after the restart was disengaged %s after the host was back", time.Since(back).Round(time.Millisecond))
-	if latest, n := s.rec.Latest(clusterapi.ClusterName(ns, "stays")); latest != stays || n != 1 || !stays.Alive() {
-		t.Errorf("the Cluster that stayed was disengaged or engaged again (%d engagements)", n)
-	}
 }
 
 // createReadyCluster creates, through c, the kubeconfig Secret and a ready (control plane

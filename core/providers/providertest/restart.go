@@ -1,0 +1,173 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package providertest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
+)
+
+// DefaultRestartRecovery is how long RunRestartTest waits, after the host is back, for a member
+// added or removed then: client-go's reflectors back off up to 30 s, with jitter up to twice
+// that, while the host is down, so their next attempt may come a minute after the restart.
+const DefaultRestartRecovery = 90 * time.Second
+
+// RestartSubject is one provider of a RestartTest, with how its members are added and removed on
+// the host. The member names RunRestartTest passes are "stays", "goes" and "added".
+type RestartSubject struct {
+	// Provider is the provider under test, not started: RunRestartTest starts it.
+	Provider interface {
+		multicluster.Provider
+		multicluster.ProviderRunnable
+	}
+	// Add creates on the host a member the provider engages, and returns the name it engages
+	// it under.
+	Add func(ctx context.Context, name string) (multicluster.ClusterName, error)
+	// Remove deletes from the host the member Add created as name.
+	Remove func(ctx context.Context, name string) error
+}
+
+// RestartTest is a host restart: the apiserver a provider discovers its members from stops, while
+// members are engaged, for twice CacheSyncTimeout, and starts again.
+type RestartTest struct {
+	// Host is the apiserver that stops; its data and address survive the restart.
+	Host *envtest.Member
+	// CacheSyncTimeout is the providers' kit.Options.CacheSyncTimeout: the outage lasts twice as
+	// long, so that anything bounded by it gives up.
+	CacheSyncTimeout time.Duration
+	// Subjects are the providers that read Host (several, when a provider has several topologies
+	// over one host).
+	Subjects []RestartSubject
+	// Wait bounds the engagements before the outage and the providers' shutdown. Default:
+	// DefaultRestartRecovery.
+	Wait time.Duration
+	// Recovery bounds the engagement and disengagement after the restart. Default:
+	// DefaultRestartRecovery.
+	Recovery time.Duration
+	// MemberWorks, when set, checks after the outage that a member engaged before it still
+	// answers (its apiserver never stopped).
+	MemberWorks func(ctx context.Context, member cluster.Cluster) error
+}
+
+// restartSubject is a started subject and its engagements.
+type restartSubject struct {
+	RestartSubject
+	rec         *Recorder
+	stays, goes multicluster.ClusterName
+	staysEng    *Engagement
+	goesEng     *Engagement
+}
+
+// RunRestartTest starts every subject with members "stays" and "goes" engaged, stops the host for
+// twice CacheSyncTimeout, failing the test as soon as an engagement ends or Get stops returning the
+// engaged cluster, and starts the host again; then it adds "added" and removes "goes", and checks
+// that each subject engages the one and disengages the other while "stays" keeps its single
+// engagement.
+func RunRestartTest(t *testing.T, rt RestartTest) {
+	t.Helper()
+	if rt.Recovery == 0 {
+		rt.Recovery = DefaultRestartRecovery
+	}
+	if rt.Wait == 0 {
+		rt.Wait = DefaultRestartRecovery
+	}
+	ctx := t.Context()
+	subjects := make([]*restartSubject, 0, len(rt.Subjects))
+	for _, sub := range rt.Subjects {
+		s := &restartSubject{RestartSubject: sub, rec: Start(t, sub.Provider, rt.Wait).Recorder}
+		var err error
+		if s.stays, err = sub.Add(ctx, "stays"); err != nil {
+			t.Fatalf("adding member stays: %v", err)
+		}
+		if s.goes, err = sub.Add(ctx, "goes"); err != nil {
+			t.Fatalf("adding member goes: %v", err)
+		}
+		s.staysEng = s.rec.WaitEngaged(t, sub.Provider, s.stays, rt.Wait)
+		s.goesEng = s.rec.WaitEngaged(t, sub.Provider, s.goes, rt.Wait)
+		subjects = append(subjects, s)
+	}
+
+	if err := rt.Host.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = rt.Host.Start(context.Background())
+		}
+	})
+	outage := 2 * rt.CacheSyncTimeout
+	t.Logf("the host apiserver stopped for %s (CacheSyncTimeout %s)", outage, rt.CacheSyncTimeout)
+	// The engagements must live through the whole outage, not only at its end.
+	for deadline := time.Now().Add(outage); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		for _, s := range subjects {
+			if err := s.engagedDuringOutage(ctx); err != nil {
+				t.Fatalf("while the host was down: %v; engaged: %v", err, s.rec.Engaged())
+			}
+		}
+	}
+	if rt.MemberWorks != nil {
+		for _, s := range subjects {
+			if err := rt.MemberWorks(ctx, s.staysEng.Cluster); err != nil {
+				t.Errorf("member %q stopped working while the host was down: %v", s.stays, err)
+			}
+		}
+	}
+	if err := rt.Host.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	back := time.Now()
+
+	added := make([]multicluster.ClusterName, len(subjects))
+	for i, s := range subjects {
+		var err error
+		if added[i], err = s.Add(ctx, "added"); err != nil {
+			t.Fatalf("adding member added after the restart: %v", err)
+		}
+		if err := s.Remove(ctx, "goes"); err != nil {
+			t.Fatalf("removing member goes after the restart: %v", err)
+		}
+	}
+	for i, s := range subjects {
+		s.rec.WaitEngaged(t, s.Provider, added[i], rt.Recovery)
+		t.Logf("%q, added after the restart, was engaged %s after the host was back", added[i], time.Since(back).Round(100*time.Millisecond))
+		s.rec.WaitDisengaged(t, s.Provider, s.goes, s.goesEng, rt.Recovery)
+		t.Logf("%q, removed after the restart, was disengaged %s after the host was back", s.goes, time.Since(back).Round(100*time.Millisecond))
+		if err := s.engagedOnce(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// engagedDuringOutage reports an engagement that ended or a Get that no longer returns it.
+func (s *restartSubject) engagedDuringOutage(ctx context.Context) error {
+	for name, e := range map[multicluster.ClusterName]*Engagement{s.stays: s.staysEng, s.goes: s.goesEng} {
+		if !e.Alive() {
+			return fmt.Errorf("%q was disengaged", name)
+		}
+		if cl, err := s.Provider.Get(ctx, name); err != nil || cl != e.Cluster {
+			return fmt.Errorf("Get(%q) = %v, %v; want the engaged cluster", name, cl, err)
+		}
+	}
+	return nil
+}
+
+// engagedOnce reports whether "stays" was disengaged or engaged again.
+func (s *restartSubject) engagedOnce(ctx context.Context) error {
+	if n := s.rec.Count(s.stays); !s.staysEng.Alive() || n != 1 {
+		return fmt.Errorf("%q, engaged before the outage, was disengaged or engaged again (%d engagements)", s.stays, n)
+	}
+	if cl, err := s.Provider.Get(ctx, s.stays); err != nil || cl != s.staysEng.Cluster {
+		return fmt.Errorf("%q, engaged before the outage, is not what Get returns: %v", s.stays, err)
+	}
+	return nil
+}
