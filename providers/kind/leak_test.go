@@ -47,22 +47,18 @@ func TestNeverReportsCredentials(t *testing.T) {
 		policy kubeconfig.Policy
 	}{
 		{"default", kubeconfig.Policy{}},
-		{"plugins allowed", kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", AllowAuthProvider: true, AllowProxyURL: true, AllowLocalFiles: true}},
+		{"plugins allowed", providertest.PermissivePolicy},
 	} {
 		logs := &logBuffer{}
 		s := start(t, kind.Options{Options: kit.Options{Policy: policy.policy, Logger: logs.Logger()}})
 		providers = append(providers, provider{name: policy.name, s: s, logs: logs})
 	}
 	defer func() {
+		report := providertest.LeakReport{Logs: []*providertest.LogBuffer{&processLogs}, Metrics: ctrlmetrics.Registry}
 		for _, p := range providers {
-			check.ScanLogs(p.logs)
+			report.Logs = append(report.Logs, p.logs)
 		}
-		check.ScanLogs(&processLogs)
-		if err := check.ScanMetrics(ctrlmetrics.Registry); err != nil {
-			t.Error(err)
-		}
-		check.Check(t)
-		t.Logf("%d texts scanned", check.Scanned())
+		check.Report(t, report)
 	}()
 	// reported waits until every provider has reported a problem of cluster, and checks that
 	// none engaged it.
@@ -156,16 +152,7 @@ func TestNeverReportsCredentials(t *testing.T) {
 		}
 	}
 
-	marked, err := check.MarkedKubeconfigs(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugins, err := check.MarkedPluginKubeconfigs(admin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	marked = append(marked, plugins...)
-	for i, v := range marked {
+	for i, v := range check.AllMarkedKubeconfigs(t, admin) {
 		name := fmt.Sprintf("marked-%d", i)
 		if err := kc.Create(name, v.Kubeconfig); err != nil {
 			t.Fatal(err)

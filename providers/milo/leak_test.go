@@ -4,7 +4,6 @@
 package milo_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -156,26 +155,13 @@ func TestNeverReportsCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	err = p.Start(ctx, providertest.NewRecorder())
-	if err == nil || ctx.Err() != nil {
-		t.Errorf("Start with a token the host refuses: %v, want an error before the deadline", err)
-	}
-	leaks.ScanError("Start", err)
+	leaks.ScanError("Start", providertest.StartFails(t, p, waitTimeout))
 
-	for _, s := range []*started{urls, tokens, passwords} {
-		leaks.ScanLogs(s.logs)
-	}
-	leaks.ScanLogs(hostLogs)
-	leaks.ScanLogs(processLogs)
-	if err := leaks.ScanEvents(t.Context(), fleet.Member("milo").Config()); err != nil {
-		t.Fatal(err)
-	}
-	if err := leaks.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Fatal(err)
-	}
-	leaks.Check(t)
+	leaks.Report(t, providertest.LeakReport{
+		Logs:    []*providertest.LogBuffer{urls.logs, tokens.logs, passwords.logs, hostLogs, processLogs},
+		Events:  []*rest.Config{fleet.Member("milo").Config()},
+		Metrics: ctrlmetrics.Registry,
+	})
 }
 
 // TestDottedProjectName checks that in ModeProjectControlPlane a project whose name has a dot,

@@ -6,9 +6,7 @@ package milo_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,38 +35,14 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := append([]providertest.RuleRemoval{{Removed: "none", Rules: rules}}, providertest.EachPermissionRemoved(rules)...)
-	for i, c := range cases {
-		t.Run("without "+c.Removed, func(t *testing.T) {
-			t.Parallel()
-			whole := i == 0
-			var mu sync.Mutex
-			var failures []string
-			// Both modes run as parallel subtests; their failures are judged together once
-			// both are done.
-			t.Cleanup(func() {
-				switch {
-				case whole && len(failures) > 0:
-					t.Errorf("with the whole manifest: %s", strings.Join(failures, "; "))
-				case !whole && len(failures) == 0:
-					t.Errorf("nothing failed without %s: the permission is not needed", c.Removed)
-				case !whole:
-					t.Logf("without %s: %s", c.Removed, strings.Join(failures, "; "))
-				}
-			})
-			for _, mode := range []milo.Mode{milo.ModeProject, milo.ModeProjectControlPlane} {
-				t.Run(string(mode), func(t *testing.T) {
-					t.Parallel()
-					got := runModeWithRules(t, fmt.Sprintf("milo-rbac-%d-%s", i, strings.ToLower(string(mode))), mode, c.Rules, whole)
-					mu.Lock()
-					defer mu.Unlock()
-					for _, f := range got {
-						failures = append(failures, string(mode)+": "+f)
-					}
-				})
-			}
-		})
-	}
+	providertest.RunPermissionTests(t, providertest.PermissionTest{
+		Rules:    rules,
+		Variants: []string{string(milo.ModeProject), string(milo.ModeProjectControlPlane)},
+		Scenario: func(t *testing.T, c providertest.PermissionCase, mode string) []string {
+			namespace := fmt.Sprintf("milo-rbac-%d-%s", c.Index, strings.ToLower(mode))
+			return runModeWithRules(t, namespace, milo.Mode(mode), c.Rules, c.Whole())
+		},
+	})
 }
 
 // runModeWithRules runs the provider in mode as a ServiceAccount with rules and returns what
@@ -82,19 +55,11 @@ func runModeWithRules(t *testing.T, namespace string, mode milo.Mode, rules []rb
 	if whole {
 		window = waitTimeout
 	}
-	kubeconfig, err := fleet.Member("milo").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{
+	sa := providertest.ServiceAccountConfig(t, fleet.Member("milo"), envtest.ServiceAccountOptions{
 		Namespace:    namespace,
 		Name:         "provider",
 		ClusterRules: rules,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sa, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := "system:serviceaccount:" + namespace + ":provider"
 
 	// The project's control plane is first not served (404), then served from where nothing
 	// answers (502): two Warnings of one reason on the unchanged object, the second a series of
@@ -104,6 +69,7 @@ func runModeWithRules(t *testing.T, namespace string, mode milo.Mode, rules []rb
 	t.Cleanup(func() { proxy.Unroute(name) })
 	labels := map[string]string{"test.mcr.dev/rbac": namespace}
 	kind := "Project"
+	var err error
 	if mode == milo.ModeProjectControlPlane {
 		kind = "ProjectControlPlane"
 		err = createControlPlane(ctx, name, labels)
@@ -135,69 +101,34 @@ func runModeWithRules(t *testing.T, namespace string, mode milo.Mode, rules []rb
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := providertest.NewRecorder()
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(runCtx, rec) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			_ = err // a Start error is reported by the steps below
-		case <-time.After(waitTimeout):
-			t.Errorf("provider Start did not return within %s of its context ending", waitTimeout)
-		}
-	}()
-
-	var failures []string
-	// within waits until cond holds, at most window, and records a failure otherwise; a
-	// failed Start ends the wait early.
-	within := func(what string, cond func() bool) bool {
-		deadline := time.Now().Add(window)
-		for {
-			if cond() {
-				return true
-			}
-			select {
-			case err := <-done:
-				done <- err
-				failures = append(failures, fmt.Sprintf("Start failed: %v", err))
-				return false
-			case <-time.After(250 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				failures = append(failures, what)
-				return false
-			}
-		}
-	}
+	trial := providertest.StartTrial(t, p, window, waitTimeout)
 	cluster := milo.ClusterName(name)
+	target := providertest.EventTarget{Kind: kind, Name: name}
+	events := func(reason string) int32 {
+		return providertest.EventCount(ctx, host, metav1.NamespaceDefault, target, reason)
+	}
 	var warning string
-	_ = within("no Warning Event", func() bool { warning = warningReason(ctx, kind, name); return warning != "" }) &&
+	_ = trial.Within("no Warning Event", func() bool { warning = warningReason(ctx, kind, name); return warning != "" }) &&
 		func() bool {
 			if err := proxy.Route(name, &rest.Config{Host: "https://127.0.0.1:1"}); err != nil {
 				t.Fatal(err)
 			}
 			return true
 		}() &&
-		within("the second "+warning+" Event was not recorded as a series", func() bool { return eventCount(ctx, kind, name, warning) >= 2 }) &&
+		trial.Within("the second "+warning+" Event was not recorded as a series", func() bool { return events(warning) >= 2 }) &&
 		func() bool { route(t, name, "alpha"); return true }() &&
-		within("the project was not engaged", func() bool { e, _ := rec.Latest(cluster); return e.Alive() }) &&
-		within("no ClusterEngaged Event", func() bool { return eventCount(ctx, kind, name, kit.ReasonClusterEngaged) >= 1 }) &&
+		trial.Within("the project was not engaged", func() bool { e, _ := trial.Recorder.Latest(cluster); return e.Alive() }) &&
+		trial.Within("no ClusterEngaged Event", func() bool { return events(kit.ReasonClusterEngaged) >= 1 }) &&
 		func() bool { setReadyT(t, mode, name, false); return true }() &&
-		within("the project was not disengaged when it stopped being ready", func() bool { e, _ := rec.Latest(cluster); return !e.Alive() }) &&
+		trial.Within("the project was not disengaged when it stopped being ready", func() bool { e, _ := trial.Recorder.Latest(cluster); return !e.Alive() }) &&
 		func() bool { setReadyT(t, mode, name, true); return true }() &&
-		within("the project was not engaged again", func() bool { e, n := rec.Latest(cluster); return n == 2 && e.Alive() })
+		trial.Within("the project was not engaged again", func() bool { e, n := trial.Recorder.Latest(cluster); return n == 2 && e.Alive() })
 	if !whole {
 		// Errors that change nothing the steps see, such as a watch that is refused after the
 		// initial list, are logged.
-		if i := slices.IndexFunc(append(logs.Lines(), processLogs.Lines()...), func(l string) bool {
-			return strings.Contains(l, "forbidden") && strings.Contains(l, user)
-		}); i >= 0 {
-			failures = append(failures, "a Forbidden error was logged")
-		}
+		trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, processLogs)
 	}
-	return failures
+	return trial.Failures()
 }
 
 // warningReason returns the reason of a Warning Event on the object of kind named name, or "".
@@ -212,25 +143,4 @@ func warningReason(ctx context.Context, kind, name string) string {
 		}
 	}
 	return ""
-}
-
-// eventCount returns how often an Event of reason was recorded on the object of kind named name:
-// 0 without one, its series count if it has a series, 1 otherwise.
-func eventCount(ctx context.Context, kind, name, reason string) int32 {
-	var list eventsv1.EventList
-	if err := host.List(ctx, &list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
-		return 0
-	}
-	var n int32
-	for _, e := range list.Items {
-		if e.Regarding.Kind != kind || e.Regarding.Name != name || e.Reason != reason {
-			continue
-		}
-		c := int32(1)
-		if e.Series != nil {
-			c = e.Series.Count
-		}
-		n = max(n, c)
-	}
-	return n
 }
