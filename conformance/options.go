@@ -4,9 +4,9 @@
 package conformance
 
 import (
-	"io"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -136,6 +136,12 @@ type Options struct {
 	// Default: the value of the MCR_CONFORMANCE_REPORT environment variable; no file if that is
 	// empty too. The markdown summary is always written to the test log.
 	ReportPath string
+
+	// RunDependents runs every test even after a core rule it builds on failed (see the
+	// "needs" of each test in docs/conformance.md). By default such a test is skipped, naming
+	// that failure, so that a broken provider's run ends quickly instead of each dependent test
+	// waiting out its timeouts for a symptom of the same bug.
+	RunDependents bool
 
 	// Output receives the run's progress as people read it: one line per test as it ends (ID,
 	// result, seconds, the first line of a failure), then the summary table and where the

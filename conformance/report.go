@@ -252,6 +252,9 @@ func (rep *Report) Markdown() string {
 // noteOf is the one line that stands for a failure message: the root cause, when the suite
 // found one, says more than the symptom.
 func noteOf(msg string) string {
+	if strings.HasPrefix(msg, dependencySkipPrefix) {
+		return firstLine(msg)
+	}
 	if i := strings.Index(msg, "root cause: "); i >= 0 {
 		msg = msg[i:]
 	}

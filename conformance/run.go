@@ -162,6 +162,8 @@ func (r *suiteRun) runTest(ctx context.Context, t Test, logf func(string, ...any
 	res := TestResult{ID: t.ID, Feature: t.Feature}
 	if result, why, ok := r.opts.selected(t); !ok {
 		res.Result, res.Message = result, why
+	} else if why := r.failedDependency(t); why != "" {
+		res.Result, res.Message = Skipped, why
 	} else if time.Now().After(r.deadline) {
 		res.Result, res.Message = Skipped, fmt.Sprintf("not run: %v", r.budget)
 		r.markIncomplete(fmt.Sprintf("%v before %s started; the tests from there on were not run", r.budget, t.ID))
