@@ -136,8 +136,12 @@ type Options struct {
 	KubeconfigGlobs []string
 
 	// ClusterOptions is multicluster-runtime's top-level field, kept so that its Options
-	// literals compile. It shadows the shared Options.ClusterOptions, which still works: both
-	// are passed to cluster.New for every member, Options.ClusterOptions first.
+	// literals compile. Its name hides the shared Options.ClusterOptions, the field every other
+	// provider has, which still works: both are passed to cluster.New for every member,
+	// Options.ClusterOptions first.
+	//
+	// Deprecated: use Options.ClusterOptions (kit.Options{ClusterOptions: ...}), the same
+	// field in every provider.
 	ClusterOptions []cluster.Option
 
 	// Options are the fields every provider shares (Policy, RESTOptions, ClusterOptions,

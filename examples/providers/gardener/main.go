@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string) error {
 		Topology:          gardener.Topology(*topology),
 		Namespaces:        splitList(*namespaces),
 		ExpirationSeconds: int64(expiration.Seconds()),
-		// IsUsable stays nil: ShootUsable in the garden (created, awake, API server not down),
+		// IsReady stays nil: ShootUsable in the garden (created, awake, API server not down),
 		// ShootAwake on a seed, whose copy of the Shoot's status may be stale.
 		Options: kit.Options{CacheSyncTimeout: *syncTimeout, RetryMaxDelay: *maxRetry},
 	}

@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string) error {
 
 	// snippet:begin kubeconfig-provider
 	opts := kubeconfig.Options{
-		Namespace:     *namespace,
+		Namespaces:    []string{*namespace},
 		AllNamespaces: *allNamespaces,
 		SecretLabel:   *secretLabel,
 		SecretKey:     *secretKey,
