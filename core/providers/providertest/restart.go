@@ -24,10 +24,7 @@ const DefaultRestartRecovery = 90 * time.Second
 // the host. The member names RunRestartTest passes are "stays", "goes" and "added".
 type RestartSubject struct {
 	// Provider is the provider under test, not started: RunRestartTest starts it.
-	Provider interface {
-		multicluster.Provider
-		multicluster.ProviderRunnable
-	}
+	Provider Provider
 	// Add creates on the host a member the provider engages, and returns the name it engages
 	// it under.
 	Add func(ctx context.Context, name string) (multicluster.ClusterName, error)
