@@ -26,10 +26,10 @@ type Provider interface {
 // Session is a provider started by StartSession, with the log buffer it writes to: the waits a
 // provider's white-box tests share, bounded by one timeout.
 type Session struct {
+	// Running has the Recorder the provider engages clusters with, and Stop.
+	*Running
 	// Provider is the running provider.
 	Provider Provider
-	// Recorder is the Aware the provider engages clusters with.
-	Recorder *Recorder
 	// Logs is the provider's log.
 	Logs *LogBuffer
 	// Timeout bounds every wait and the provider's shutdown.
@@ -39,7 +39,7 @@ type Session struct {
 // StartSession runs p (which logs to logs) until the test ends, as Start does.
 func StartSession(t testing.TB, p Provider, logs *LogBuffer, timeout time.Duration) *Session {
 	t.Helper()
-	return &Session{Provider: p, Recorder: Start(t, p, timeout).Recorder, Logs: logs, Timeout: timeout}
+	return &Session{Running: Start(t, p, timeout), Provider: p, Logs: logs, Timeout: timeout}
 }
 
 // TestKitOptions fills what o leaves unset with values for tests: a CacheSyncTimeout of 20 s,
