@@ -101,3 +101,20 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("the markdown summary does not say the run is incomplete:\n%s", rep.Markdown())
 	}
 }
+
+// TestScaleStopsWaitingForAStalledProvider: a provider that stops engaging beyond a number of
+// members fails ScaleEngageDisengage once no member was engaged for Timeouts.Engage, naming
+// that, instead of waiting out the whole Timeouts.Scale.
+func TestScaleStopsWaitingForAStalledProvider(t *testing.T) {
+	t.Parallel()
+	o := selfTestOptions(conformance.ModeDirect, true)
+	o.Timeouts.Scale = 30 * time.Minute // never reached: the test would time out first
+	h := reference.NewHarness(newFleet(), reference.Faults{MaxClusters: 4})
+	res, err := conformance.RunTest(t.Context(), h, o, conformance.ScaleEngageDisengage, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result != conformance.Failed || !strings.Contains(res.Message, "the provider stopped") {
+		t.Errorf("ScaleEngageDisengage: %s (%s), want failed because the provider stopped engaging", res.Result, res.Message)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -149,8 +150,18 @@ func testScaleEngageDisengage(s *spec) {
 	n := s.opts.ScaleMembers
 	members := createAll(s, "scale", n)
 	engs := make([]*engagement, n)
-	s.eventuallyUnless(s.opts.Timeouts.Scale, s.waitingForEngage(in), func() error {
-		missing := 0
+	missing := n
+	// A provider that stops engaging (a cap on members) fails once no member was engaged for
+	// Timeouts.Engage, instead of waiting out the whole Timeouts.Scale.
+	stalled := progressBlocker(s.opts.Timeouts.Engage, func() int { return n - missing }, "engaged")
+	waiting := s.waitingForEngage(in)
+	s.eventuallyUnless(s.opts.Timeouts.Scale, func() (time.Time, error) {
+		if at, cause := waiting(); cause != nil {
+			return at, cause
+		}
+		return stalled()
+	}, func() error {
+		missing = 0
 		for i, m := range members {
 			if engs[i] == nil {
 				engs[i] = in.probe.latest(m.Name, 0)
@@ -170,8 +181,10 @@ func testScaleEngageDisengage(s *spec) {
 		}
 	}
 	deleteAll(s, members)
-	s.eventually(s.opts.Timeouts.Scale, func() error {
-		live := 0
+	live := n
+	stalled = progressBlocker(s.opts.Timeouts.Disengage, func() int { return n - live }, "disengaged")
+	s.eventuallyUnless(s.opts.Timeouts.Scale, stalled, func() error {
+		live = 0
 		for _, e := range engs {
 			if e.live() {
 				live++
@@ -186,6 +199,20 @@ func testScaleEngageDisengage(s *spec) {
 		if err := checkNotFound(s.ctx, in, m.Name); err != nil {
 			s.failf("after deleting all members: %v", err)
 		}
+	}
+}
+
+// progressBlocker is the blocker of a wait for many members: it names the cause once done()
+// has not grown for window, which means the provider stopped (it does not just go slowly).
+func progressBlocker(window time.Duration, done func() int, what string) blocker {
+	last, since := -1, time.Time{}
+	return func() (time.Time, error) {
+		if d := done(); d != last {
+			last, since = d, time.Now()
+			return time.Time{}, nil
+		}
+		return since.Add(window), fmt.Errorf("no further member was %s for %s (%d were): the provider stopped; it must handle "+
+			"every member, however many", what, window, last)
 	}
 }
 
