@@ -5,7 +5,6 @@ package milo_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/milo"
@@ -24,15 +24,11 @@ import (
 )
 
 // TestHostRestart stops, on a fleet of its own, the Milo apiserver that holds the Projects (the
-// provider's source of truth) while projects are engaged, keeps it down for longer than
-// Options.CacheSyncTimeout and starts it again with its data and address. The engaged projects
-// must stay engaged through the outage, and afterwards the provider must engage a project that
-// becomes ready and disengage one that is deleted.
+// provider's source of truth) while projects are engaged, for longer than
+// Options.CacheSyncTimeout, and starts it again with its data and address
+// (providertest.RunRestartTest).
 func TestHostRestart(t *testing.T) {
-	const (
-		cacheSyncTimeout = 5 * time.Second
-		outage           = 3 * cacheSyncTimeout
-	)
+	const cacheSyncTimeout = 5 * time.Second
 	f := envtest.StartForTest(t, "milo", "project")
 	ctx := t.Context()
 	admin, err := client.New(f.Member("milo").Config(), client.Options{Scheme: scheme})
@@ -84,56 +80,29 @@ func TestHostRestart(t *testing.T) {
 			return admin.Status().Update(ctx, p)
 		})
 	}
-	newReady("stays")
-	newReady("goes")
-
-	logs := &providertest.LogBuffer{}
 	p, err := milo.New(px.Config(sa.BearerToken), milo.Options{Options: kit.Options{
 		CacheSyncTimeout: cacheSyncTimeout,
 		RetryMinDelay:    100 * time.Millisecond,
 		RetryMaxDelay:    2 * time.Second,
-		Logger:           logs.Logger(),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := providertest.Start(t, p, waitTimeout).Recorder
-	eStays := rec.WaitEngaged(t, p, milo.ClusterName("stays"), waitTimeout)
-	eGoes := rec.WaitEngaged(t, p, milo.ClusterName("goes"), waitTimeout)
-
-	if err := f.Member("milo").Stop(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the Milo apiserver stopped for %s (CacheSyncTimeout %s)", outage, cacheSyncTimeout)
-	// The engagements must live through the whole outage, not only at its end.
-	deadline := time.Now().Add(outage)
-	for time.Now().Before(deadline) {
-		if !eStays.Alive() || !eGoes.Alive() {
-			t.Fatal("a project was disengaged while the Milo apiserver was down")
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if err := f.Member("milo").Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	restarted := time.Now()
-	t.Log("the Milo apiserver started again")
-
-	newReady("added")
-	providertest.Eventually(t, waitTimeout, "deleting Project goes", func() error {
-		return admin.Delete(ctx, &resourcemanagerv1alpha1.Project{ObjectMeta: metav1.ObjectMeta{Name: "goes"}})
+	providertest.RunRestartTest(t, providertest.RestartTest{
+		Host: f.Member("milo"), CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Subjects: []providertest.RestartSubject{{
+			Provider: p,
+			Add: func(_ context.Context, name string) (multicluster.ClusterName, error) {
+				newReady(name)
+				return milo.ClusterName(name), nil
+			},
+			Remove: func(ctx context.Context, name string) error {
+				// Retried: the apiserver may still be coming up right after the restart.
+				providertest.Eventually(t, waitTimeout, "deleting Project "+name, func() error {
+					return admin.Delete(ctx, &resourcemanagerv1alpha1.Project{ObjectMeta: metav1.ObjectMeta{Name: name}})
+				})
+				return nil
+			},
+		}},
 	})
-	rec.WaitEngaged(t, p, milo.ClusterName("added"), waitTimeout)
-	t.Logf("a project added after the restart was engaged %s after it", time.Since(restarted).Round(100*time.Millisecond))
-	rec.WaitDisengaged(t, p, milo.ClusterName("goes"), eGoes, waitTimeout)
-	t.Logf("a project deleted after the restart was disengaged %s after it", time.Since(restarted).Round(100*time.Millisecond))
-	if !eStays.Alive() {
-		t.Error("the project that stayed was disengaged")
-	}
-	if n := rec.Count(milo.ClusterName("stays")); n != 1 {
-		t.Errorf("the project that stayed was engaged %d times, want once", n)
-	}
-	if _, err := p.Get(ctx, milo.ClusterName("stays")); err != nil {
-		t.Error(fmt.Errorf("Get of the project that stayed: %w", err))
-	}
 }
