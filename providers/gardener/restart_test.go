@@ -21,6 +21,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
@@ -29,10 +30,8 @@ import (
 
 // TestHostRestart stops the host apiserver, which is the seed of a seed provider and, behind a
 // front-proxy, the garden of a garden provider, while both have members engaged, for longer
-// than the providers' CacheSyncTimeout, and starts it again: the engaged members stay engaged
-// through the outage (their engagement contexts stay alive), and after the restart each
-// provider engages a member added and disengages one removed on the host. It runs on a fleet
-// of its own, so that the outage disturbs no other test.
+// than the providers' CacheSyncTimeout, and starts it again (providertest.RunRestartTest). It
+// runs on a fleet of its own, so that the outage disturbs no other test.
 func TestHostRestart(t *testing.T) {
 	t.Parallel()
 	const cacheSyncTimeout = 5 * time.Second
@@ -45,6 +44,7 @@ func TestHostRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const technicalIDPrefix = "shoot--restart--"
 	// add creates the control plane of shoot name: its namespace, Secret "gardener" and
 	// Cluster object.
 	add := func(ctx context.Context, name string) (string, error) {
@@ -52,7 +52,7 @@ func TestHostRestart(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		technicalID := "shoot--restart--" + name
+		technicalID := technicalIDPrefix + name
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: technicalID}}); err != nil {
 			return "", err
 		}
@@ -77,15 +77,6 @@ func TestHostRestart(t *testing.T) {
 		}
 		return technicalID, c.Create(ctx, obj)
 	}
-	stays, err := add(t.Context(), "stays")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goes, err := add(t.Context(), "goes")
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	// The garden: Shoots backed by the shoot member, reached through a front-proxy.
 	minter, err := frontproxy.NewServiceAccountMinter(map[string]*rest.Config{f.Member("shoot").Host(): f.Member("shoot").Config()})
 	if err != nil {
@@ -124,98 +115,34 @@ func TestHostRestart(t *testing.T) {
 		shoot.Status = usableStatus(project, name, f.Member("shoot").Host())
 		return c.Status().Update(ctx, shoot)
 	}
-	for _, name := range []string{"stays", "goes"} {
-		if err := addShoot(t.Context(), name); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	logs := &logBuffer{}
-	p, err := gardener.New(seedMember.Config(), gardener.Options{
-		Topology: gardener.TopologySeed,
-		Options: kit.Options{
-			CacheSyncTimeout: cacheSyncTimeout,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			Logger:           logs.Logger(),
-		},
-	})
+	kitOptions := kit.Options{CacheSyncTimeout: cacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second}
+	p, err := gardener.New(seedMember.Config(), gardener.Options{Topology: gardener.TopologySeed, Options: kitOptions})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &running{provider: p, rec: providertest.Start(t, p, waitTimeout).Recorder, logs: logs}
-	staysEng := r.waitEngaged(t, gardener.SeedClusterName(stays))
-	goesEng := r.waitEngaged(t, gardener.SeedClusterName(goes))
-
-	gardenLogs := &logBuffer{}
-	gp, err := gardener.New(proxy.ConfigFor(gardenCfg), gardener.Options{
-		Namespaces: []string{project},
-		Options: kit.Options{
-			CacheSyncTimeout: cacheSyncTimeout,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			Logger:           gardenLogs.Logger(),
-		},
-	})
+	gp, err := gardener.New(proxy.ConfigFor(gardenCfg), gardener.Options{Namespaces: []string{project}, Options: kitOptions})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &running{provider: gp, rec: providertest.Start(t, gp, waitTimeout).Recorder, logs: gardenLogs}
-	shootStays := g.waitEngaged(t, gardener.ShootClusterName(project, "stays"))
-	shootGoes := g.waitEngaged(t, gardener.ShootClusterName(project, "goes"))
-	engagements := []*providertest.Engagement{staysEng, goesEng, shootStays, shootGoes}
-
-	// The outage: twice CacheSyncTimeout.
-	if err := seedMember.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(2 * cacheSyncTimeout); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		for _, e := range engagements {
-			if !e.Alive() {
-				t.Fatal("an engaged member was disengaged while the host was down")
-			}
-		}
-	}
-	if err := seedMember.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	restarted := time.Now()
-
-	added, err := add(t.Context(), "new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Delete(t.Context(), &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: goes}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := addShoot(t.Context(), "new"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Delete(t.Context(), &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: "goes"}}); err != nil {
-		t.Fatal(err)
-	}
-	providertest.Eventually(t, 90*time.Second, "the new control plane engaged after the restart", func() error {
-		_, err := p.Get(t.Context(), gardener.SeedClusterName(added))
-		return err
+	providertest.RunRestartTest(t, providertest.RestartTest{
+		Host: seedMember, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Subjects: []providertest.RestartSubject{{
+			Provider: p,
+			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+				technicalID, err := add(ctx, name)
+				return gardener.SeedClusterName(technicalID), err
+			},
+			Remove: func(ctx context.Context, name string) error {
+				return c.Delete(ctx, &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: technicalIDPrefix + name}})
+			},
+		}, {
+			Provider: gp,
+			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+				return gardener.ShootClusterName(project, name), addShoot(ctx, name)
+			},
+			Remove: func(ctx context.Context, name string) error {
+				return c.Delete(ctx, &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: name}})
+			},
+		}},
 	})
-	t.Logf("new control plane engaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
-	r.rec.WaitDisengaged(t, p, gardener.SeedClusterName(goes), goesEng, 90*time.Second)
-	t.Logf("removed control plane disengaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
-	providertest.Eventually(t, 90*time.Second, "the new Shoot engaged after the restart", func() error {
-		_, err := gp.Get(t.Context(), gardener.ShootClusterName(project, "new"))
-		return err
-	})
-	t.Logf("new Shoot engaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
-	g.rec.WaitDisengaged(t, gp, gardener.ShootClusterName(project, "goes"), shootGoes, 90*time.Second)
-	t.Logf("deleted Shoot disengaged %s after the restart", time.Since(restarted).Round(100*time.Millisecond))
-
-	if !staysEng.Alive() {
-		t.Error("the member engaged before the outage was disengaged")
-	}
-	if cl, err := p.Get(t.Context(), gardener.SeedClusterName(stays)); err != nil || cl != staysEng.Cluster {
-		t.Errorf("the member engaged before the outage is not the engaged instance: %v", err)
-	}
-	if !shootStays.Alive() {
-		t.Error("the Shoot engaged before the outage was disengaged")
-	}
 }
