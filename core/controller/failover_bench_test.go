@@ -138,7 +138,7 @@ type failoverReplica struct {
 
 func newFailoverReplica(b *testing.B, members []string, leaseID, marker string, mode failoverMode) *failoverReplica {
 	b.Helper()
-	p := clustersprovider.New(clustersprovider.Options{Log: logr.Discard()})
+	p := clustersprovider.New(clustersprovider.Options{Logger: logr.Discard()})
 	for _, name := range members {
 		cl, err := cluster.New(fleet.Member(name).Config(), func(o *cluster.Options) { o.Logger = logr.Discard() })
 		if err != nil {

@@ -225,7 +225,7 @@ func TestListConcurrencyBound(t *testing.T) {
 	ns := namespace(t, "a")
 	create(t, "a", configMap(ns, "cm", nil, nil))
 	g := &gate{open: make(chan struct{})}
-	p := clusters.New(clusters.Options{Log: logr.Discard()})
+	p := clusters.New(clusters.Options{Logger: logr.Discard()})
 	names := []multicluster.ClusterName{"g1", "g2", "g3", "g4", "g5"}
 	for _, name := range names {
 		cl := newCluster(t, members.Member("a").Config())

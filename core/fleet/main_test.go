@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // newProvider returns a provider of the named members, engaged once the manager starts it.
 func newProvider(t testing.TB, names ...string) *clusters.Provider {
 	t.Helper()
-	p := clusters.New(clusters.Options{Log: logr.Discard()})
+	p := clusters.New(clusters.Options{Logger: logr.Discard()})
 	for _, name := range names {
 		if err := p.Add(t.Context(), multicluster.ClusterName(name), newCluster(t, members.Member(name).Config())); err != nil {
 			t.Fatal(err)

@@ -290,7 +290,7 @@ func (g *group) options(id string, cut *atomic.Bool) sharding.Options {
 	cfg.QPS, cfg.Burst = 20, 30 // what ctrl.GetConfig sets
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &cuttable{cut: cut, next: rt} }
 	return sharding.Options{
-		Group: g.name, Namespace: g.ns, Identity: id, Config: cfg, Log: testLogger(),
+		Group: g.name, Namespace: g.ns, Identity: id, Config: cfg, Logger: testLogger(),
 		LeaseDuration: testLeaseDuration, RetryPeriod: testRetryPeriod,
 	}
 }

@@ -134,7 +134,7 @@ func (m *testManager) start(t *testing.T) {
 // name it is mapped to.
 func memberProvider(t *testing.T, names map[string]multicluster.ClusterName) *clusters.Provider {
 	t.Helper()
-	p := clusters.New(clusters.Options{Log: logr.Discard()})
+	p := clusters.New(clusters.Options{Logger: logr.Discard()})
 	for member, name := range names {
 		if err := p.Add(t.Context(), name, memberCluster(t, member)); err != nil {
 			t.Fatal(err)

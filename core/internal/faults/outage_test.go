@@ -40,7 +40,7 @@ func TestEngagedMemberOutage(t *testing.T) {
 	ns := uniqueName("outage")
 	createNamespace(t, ns, "a", "b", "c")
 	l := newLedger(ns)
-	provider := clustersprovider.New(clustersprovider.Options{CacheSyncTimeout: cacheSyncTimeout, Log: logr.Discard()})
+	provider := clustersprovider.New(clustersprovider.Options{CacheSyncTimeout: cacheSyncTimeout, Logger: logr.Discard()})
 	logs := &logLines{words: []string{"Member"}}
 	mgr := newManager(t, provider, logs.logger())
 	if err := mcbuilder.ControllerManagedBy(mgr).Named("outage-" + ns).For(&corev1.ConfigMap{}).Complete(l.reconciler(mgr)); err != nil {

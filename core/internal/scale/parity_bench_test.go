@@ -221,7 +221,7 @@ func startMCRLocal(tb testing.TB, cfg *rest.Config, namespaces []string, rec *pa
 
 func startMCRProvider(tb testing.TB, cfg *rest.Config, namespaces []string, rec *parityRecorder) func() {
 	tb.Helper()
-	provider := clusters.New(clusters.Options{Log: logr.Discard()})
+	provider := clusters.New(clusters.Options{Logger: logr.Discard()})
 	// Parked until the manager starts the provider.
 	if err := provider.Add(context.Background(), "member", parityCluster(tb, cfg, namespaces)); err != nil {
 		tb.Fatal(err)

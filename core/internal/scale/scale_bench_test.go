@@ -284,7 +284,7 @@ const scaleCacheSyncTimeout = 10 * time.Minute
 func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scaleResult {
 	tb.Helper()
 	n := len(creds)
-	provider := clusters.New(clusters.Options{CacheSyncTimeout: scaleCacheSyncTimeout, Log: logr.Discard()})
+	provider := clusters.New(clusters.Options{CacheSyncTimeout: scaleCacheSyncTimeout, Logger: logr.Discard()})
 	skip := true
 	mgr, err := mcmanager.New(creds[0].member.Config(), provider, mcmanager.Options{
 		Logger:                 logr.Discard(),
