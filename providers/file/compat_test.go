@@ -50,7 +50,7 @@ func TestUpstreamFieldNames(t *testing.T) {
 		KubeconfigFiles: []string{named, ""},
 		KubeconfigDirs:  []string{dir},
 		KubeconfigGlobs: []string{"*.yaml", filepath.Join("*", "kubeconfig"), ""},
-		ClusterOptions:  []cluster.Option{record("upstream")},
+		ClusterOptions:  []cluster.Option{record("upstream")}, //nolint:staticcheck // the deprecated upstream field is what this tests
 		Options:         kit.Options{ClusterOptions: []cluster.Option{record("shared")}},
 	}
 	s := start(t, opts)

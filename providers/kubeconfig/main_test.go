@@ -189,7 +189,7 @@ func startProvider(t *testing.T, p *kubeconfig.Provider, aware multicluster.Awar
 // testOptions are fast-failing provider options for namespace ns.
 func testOptions(ns string) kubeconfig.Options {
 	return kubeconfig.Options{
-		Namespace: ns,
+		Namespaces: []string{ns},
 		Options: kit.Options{
 			CacheSyncTimeout: 20 * time.Second,
 			RetryMinDelay:    200 * time.Millisecond,

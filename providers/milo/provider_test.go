@@ -269,7 +269,7 @@ func TestBrokenProjectDoesNotStopOthers(t *testing.T) {
 		if after := testutil.ToFloat64(milo.Errors.WithLabelValues(kit.ReasonClusterUnreachable)); after <= before {
 			t.Error("mcr_milo_provider_errors_total{reason=ClusterUnreachable} did not grow")
 		}
-		if got := testutil.ToFloat64(milo.BrokenProjects); got < 1 {
+		if got := testutil.ToFloat64(milo.BrokenClusters); got < 1 {
 			t.Errorf("mcr_milo_provider_broken_projects = %v, want at least 1", got)
 		}
 		if s.rec.Count(clusterName(broken)) != 0 {
