@@ -8,7 +8,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -55,18 +54,13 @@ func TestNewForHost(t *testing.T) {
 	p, err := gardener.NewForHost(hostCluster, gardener.Options{
 		Topology:   gardener.TopologySeed,
 		Namespaces: []string{"garden-forhost"},
-		Options: kit.Options{
-			CacheSyncTimeout: 20 * time.Second,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			Logger:           logs.Logger(),
-		},
+		Options:    providertest.TestKitOptions(kit.Options{}, logs),
 	})
 	if err != nil {
 		t.Fatalf("NewForHost: %v", err)
 	}
-	run := providertest.Start(t, p, waitTimeout)
-	r := &running{provider: p, rec: run.Recorder, logs: logs}
+	s := providertest.StartSession(t, p, logs, waitTimeout)
+	r := &running{Session: s, provider: p, rec: s.Recorder, logs: logs}
 
 	if err := writeSeedSecret(ctx, "shoot--forhost--one", memberToken(t, "west", "forhost-one"), nil); err != nil {
 		t.Fatal(err)
@@ -76,11 +70,11 @@ func TestNewForHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := multiclusterName(clusterObj)
-	e := r.waitEngaged(t, name)
+	e := r.WaitEngaged(t, name)
 	r.requireReaches(t, name, "west")
 
 	// Stop fails the test unless Start returns nil within waitTimeout.
-	run.Stop()
+	s.Stop()
 	if e.Alive() {
 		t.Error("the cluster is still engaged after Start returned")
 	}

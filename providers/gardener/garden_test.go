@@ -48,12 +48,12 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 
 	// Created, not yet reconciled by gardenlet: no last operation.
 	newShoot(t, ns, "life", nil)
-	r.waitLogged(t, name, "Cluster not engaged: the Shoot has no last operation yet")
+	r.WaitLogged(t, name, "Cluster not engaged: the Shoot has no last operation yet")
 	mustUpdateShoot(t, key, true, func(s *gardencorev1beta1.Shoot) {
 		s.Status = usableStatus(ns, "life", fleet.Member("east").Host())
 		s.Status.LastOperation.State = gardencorev1beta1.LastOperationStateProcessing
 	})
-	r.waitLogged(t, name, "Cluster not engaged: the Shoot's creation has not succeeded (last operation Create, state Processing)")
+	r.WaitLogged(t, name, "Cluster not engaged: the Shoot's creation has not succeeded (last operation Create, state Processing)")
 	if got := r.rec.Engaged(); len(got) != 0 {
 		t.Fatalf("engaged %v before the Shoot was created", got)
 	}
@@ -61,7 +61,7 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 	mustUpdateShoot(t, key, true, func(s *gardencorev1beta1.Shoot) {
 		s.Status.LastOperation.State = gardencorev1beta1.LastOperationStateSucceeded
 	})
-	first := r.waitEngaged(t, name)
+	first := r.WaitEngaged(t, name)
 	r.requireReaches(t, name, "east")
 	waitEvent(t, "Shoot", ns, "life", kit.ReasonClusterEngaged, "adminkubeconfig")
 	if n := len(issuedFor(proxy, key)); n != 1 {
@@ -72,7 +72,7 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 	mustUpdateShoot(t, key, false, func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Hibernation = &gardencorev1beta1.Hibernation{Enabled: ptr.To(true)}
 	})
-	r.waitDisengaged(t, name, first)
+	r.WaitDisengaged(t, name, first)
 	waitEvent(t, "Shoot", ns, "life", kit.ReasonClusterDisengaged, "hibernat")
 	mustUpdateShoot(t, key, false, func(s *gardencorev1beta1.Shoot) {
 		s.Spec.Hibernation.Enabled = ptr.To(false)
@@ -90,7 +90,7 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 	if err := setAPIServerAvailable(t.Context(), key, gardencorev1beta1.ConditionFalse); err != nil {
 		t.Fatal(err)
 	}
-	r.waitDisengaged(t, name, second)
+	r.WaitDisengaged(t, name, second)
 	if got := r.rec.Count(name); got != 2 {
 		t.Errorf("Engage called %d times, want 2 (Progressing must not re-engage)", got)
 	}
@@ -102,8 +102,8 @@ func TestGardenEngagesUsableShoots(t *testing.T) {
 	if err := host.Delete(t.Context(), &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
 		t.Fatal(err)
 	}
-	r.waitDisengaged(t, name, third)
-	r.waitLogged(t, name, "Disengaged cluster: the Shoot is gone")
+	r.WaitDisengaged(t, name, third)
+	r.WaitLogged(t, name, "Disengaged cluster: the Shoot is gone")
 }
 
 // TestGardenRenewsCredentialsBeforeExpiry has the front-proxy issue admin credentials that
@@ -117,7 +117,7 @@ func TestGardenRenewsCredentialsBeforeExpiry(t *testing.T) {
 	key := usableShoot(t, ns, "renew", "west")
 	name := gardener.ShootClusterName(ns, "renew")
 
-	first := r.waitEngaged(t, name)
+	first := r.WaitEngaged(t, name)
 	r.requireReaches(t, name, "west")
 	issued := issuedFor(proxy, key)
 	if len(issued) != 1 {
@@ -169,7 +169,7 @@ func TestGardenDisengagesWhenCredentialsExpire(t *testing.T) {
 	r := startGarden(t, proxy, ns, gardener.Options{})
 	key := usableShoot(t, ns, "expire", "north")
 	name := gardener.ShootClusterName(ns, "expire")
-	e := r.waitEngaged(t, name)
+	e := r.WaitEngaged(t, name)
 	// The provider knows the expiry as the API gives it, to the second.
 	expires := issuedFor(proxy, key)[0].Expires.Truncate(time.Second)
 
@@ -179,7 +179,7 @@ func TestGardenDisengagesWhenCredentialsExpire(t *testing.T) {
 	if !e.Alive() && time.Now().Before(expires) {
 		t.Fatal("disengaged although the engaged credentials have not expired")
 	}
-	r.waitDisengaged(t, name, e)
+	r.WaitDisengaged(t, name, e)
 	if time.Now().Before(expires) {
 		t.Errorf("disengaged before the credentials expired at %s", expires.Format(time.RFC3339Nano))
 	}
@@ -204,15 +204,15 @@ func TestGardenBrokenShootsDoNotBlockOthers(t *testing.T) {
 	usableShoot(t, ns, "healthy", "north")
 
 	healthy := gardener.ShootClusterName(ns, "healthy")
-	r.waitEngaged(t, healthy)
+	r.WaitEngaged(t, healthy)
 	r.requireReaches(t, healthy, "north")
 
 	waitEvent(t, "Shoot", ns, noAddress.Name, gardener.ReasonAdminKubeconfigFailed, "no suitable advertised address")
 	// The note names the address dialed, not the URL: the kit's access check never repeats a
 	// member's URL.
 	waitEvent(t, "Shoot", ns, down.Name, kit.ReasonClusterUnreachable, strings.TrimPrefix(unreachableURL, "https://"))
-	r.waitLogged(t, gardener.ShootClusterName(ns, noAddress.Name), "Cluster cannot be engaged", gardener.ReasonAdminKubeconfigFailed)
-	r.waitLogged(t, gardener.ShootClusterName(ns, down.Name), "Cluster cannot be engaged", kit.ReasonClusterUnreachable)
+	r.WaitLogged(t, gardener.ShootClusterName(ns, noAddress.Name), "Cluster cannot be engaged", gardener.ReasonAdminKubeconfigFailed)
+	r.WaitLogged(t, gardener.ShootClusterName(ns, down.Name), "Cluster cannot be engaged", kit.ReasonClusterUnreachable)
 	if got := testutil.ToFloat64(gardener.BrokenClusters); got < 2 {
 		t.Errorf("mcr_gardener_provider_broken_clusters = %v, want at least 2", got)
 	}

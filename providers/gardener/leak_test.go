@@ -135,9 +135,9 @@ func TestNeverReportsCredentials(t *testing.T) {
 
 	// Engage.
 	workingName := gardener.ShootClusterName(ns, "working")
-	firstWorking := garden.waitEngaged(t, workingName)
+	firstWorking := garden.WaitEngaged(t, workingName)
 	seedName := gardener.SeedClusterName(seedWorking)
-	firstSeed := seed.waitEngaged(t, seedName)
+	firstSeed := seed.WaitEngaged(t, seedName)
 
 	// Failures, each reported with its reason.
 	for name, reason := range shootReasons {

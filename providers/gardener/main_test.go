@@ -224,6 +224,7 @@ func startProxy(t *testing.T, maxExpiration time.Duration) *frontproxy.Server {
 
 // running is a provider the test started.
 type running struct {
+	*providertest.Session
 	provider *gardener.Provider
 	rec      *providertest.Recorder
 	logs     *logBuffer
@@ -249,55 +250,19 @@ func startSeed(t *testing.T, opts gardener.Options) *running {
 func startProvider(t *testing.T, cfg *rest.Config, opts gardener.Options) *running {
 	t.Helper()
 	logs := &logBuffer{}
-	opts.Logger = logs.Logger()
-	if opts.CacheSyncTimeout == 0 {
-		opts.CacheSyncTimeout = 20 * time.Second
-	}
-	if opts.RetryMinDelay == 0 {
-		opts.RetryMinDelay = 100 * time.Millisecond
-		opts.RetryMaxDelay = 2 * time.Second
-	}
+	opts.Options = providertest.TestKitOptions(opts.Options, logs)
 	p, err := gardener.New(cfg, opts)
 	if err != nil {
 		t.Fatalf("gardener.New: %v", err)
 	}
-	r := providertest.Start(t, p, waitTimeout)
-	return &running{provider: p, rec: r.Recorder, logs: logs}
-}
-
-func (r *running) waitEngaged(t *testing.T, name multicluster.ClusterName) *providertest.Engagement {
-	t.Helper()
-	return r.rec.WaitEngaged(t, r.provider, name, waitTimeout)
-}
-
-func (r *running) waitDisengaged(t *testing.T, name multicluster.ClusterName, e *providertest.Engagement) {
-	t.Helper()
-	r.rec.WaitDisengaged(t, r.provider, name, e, waitTimeout)
-}
-
-// waitLogged waits until a log line about name contains every part.
-func (r *running) waitLogged(t *testing.T, name multicluster.ClusterName, parts ...string) {
-	t.Helper()
-	eventually(t, fmt.Sprintf("log about %q: %q", name, parts), func() error {
-		_, err := r.logs.Find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
-		return err
-	})
+	s := providertest.StartSession(t, p, logs, waitTimeout)
+	return &running{Session: s, provider: p, rec: s.Recorder, logs: logs}
 }
 
 // requireReaches fails unless the engaged cluster of name talks to member.
 func (r *running) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
 	t.Helper()
-	cl, err := r.provider.Get(t.Context(), name)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", name, err)
-	}
-	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
-		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
-	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(t.Context(), &cms, client.InNamespace("default")); err != nil {
-		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
-	}
+	r.RequireReaches(t, name, fleet.Member(member).Host())
 }
 
 // usableStatus is the status of a Shoot that Gardener has created and reports healthy, with its

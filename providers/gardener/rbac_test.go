@@ -36,6 +36,6 @@ func TestSeedRBACManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.waitEngaged(t, gardener.SeedClusterName(name))
+	r.WaitEngaged(t, gardener.SeedClusterName(name))
 	waitEvent(t, "Cluster", "", name, kit.ReasonClusterEngaged)
 }

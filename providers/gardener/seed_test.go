@@ -66,7 +66,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 	if name != "shoot--renewal--one" {
 		t.Fatalf("cluster name %q, want shoot--renewal--one", name)
 	}
-	first := r.waitEngaged(t, name)
+	first := r.WaitEngaged(t, name)
 	r.requireReaches(t, name, "east")
 	waitEvent(t, "Cluster", "", clusterObj, kit.ReasonClusterEngaged, "Secret shoot--renewal--one/gardener")
 
@@ -108,7 +108,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r.waitDisengaged(t, name, second)
+	r.WaitDisengaged(t, name, second)
 	if err := updateSeedShoot(ctx, clusterObj, func(s *gardencorev1beta1.Shoot) { s.Spec.Hibernation.Enabled = ptr.To(false) }); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 	if err := host.Delete(ctx, &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: clusterObj}}); err != nil {
 		t.Fatal(err)
 	}
-	r.waitDisengaged(t, name, third)
+	r.WaitDisengaged(t, name, third)
 }
 
 // TestSeedBrokenControlPlanesDoNotBlockOthers engages a healthy control plane next to one whose
@@ -159,7 +159,7 @@ func TestSeedBrokenControlPlanesDoNotBlockOthers(t *testing.T) {
 	}
 
 	healthy := gardener.SeedClusterName("shoot--broken--healthy")
-	r.waitEngaged(t, healthy)
+	r.WaitEngaged(t, healthy)
 	r.requireReaches(t, healthy, "east")
 
 	note := waitEvent(t, "Cluster", "", "shoot--broken--exec", kit.ReasonInvalidKubeconfig, "AllowExec")
@@ -168,8 +168,8 @@ func TestSeedBrokenControlPlanesDoNotBlockOthers(t *testing.T) {
 	}
 	waitEvent(t, "Cluster", "", "shoot--broken--no-secret", gardener.ReasonKubeconfigSecretMissing, "shoot--broken--no-secret/gardener")
 	waitEvent(t, "Cluster", "", "shoot--broken--invalid", gardener.ReasonInvalidCluster, "spec.shoot")
-	r.waitLogged(t, "shoot--broken--exec", "Cluster cannot be engaged", "ExecPlugin")
-	r.waitLogged(t, "shoot--broken--pending", "Waiting for the token in the kubeconfig")
+	r.WaitLogged(t, "shoot--broken--exec", "Cluster cannot be engaged", "ExecPlugin")
+	r.WaitLogged(t, "shoot--broken--pending", "Waiting for the token in the kubeconfig")
 	if notes, err := eventNotes(ctx, "Cluster", "", "shoot--broken--pending", kit.ReasonInvalidKubeconfig); err != nil || len(notes) > 0 {
 		t.Errorf("a control plane waiting for its token got Warnings %q (%v)", notes, err)
 	}
@@ -178,7 +178,7 @@ func TestSeedBrokenControlPlanesDoNotBlockOthers(t *testing.T) {
 	if err := writeSeedSecret(ctx, "shoot--broken--pending", memberToken(t, "north", "broken-pending"), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.waitEngaged(t, "shoot--broken--pending")
+	r.WaitEngaged(t, "shoot--broken--pending")
 	r.requireReaches(t, "shoot--broken--pending", "north")
 }
 
@@ -200,9 +200,9 @@ func TestSeedSelection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in := r.waitEngaged(t, "shoot--sel-a--in")
-	r.waitLogged(t, "shoot--sel-a--dev", "Cluster not engaged: the Shoot is not selected")
-	r.waitLogged(t, "shoot--sel-c--elsewhere", "Cluster not engaged: the Shoot is not selected")
+	in := r.WaitEngaged(t, "shoot--sel-a--in")
+	r.WaitLogged(t, "shoot--sel-a--dev", "Cluster not engaged: the Shoot is not selected")
+	r.WaitLogged(t, "shoot--sel-c--elsewhere", "Cluster not engaged: the Shoot is not selected")
 	if got := r.rec.Engaged(); len(got) != 1 {
 		t.Errorf("engaged %v, want only shoot--sel-a--in", got)
 	}
@@ -210,7 +210,7 @@ func TestSeedSelection(t *testing.T) {
 	if err := updateSeedShoot(ctx, "shoot--sel-a--in", func(s *gardencorev1beta1.Shoot) { s.Labels["tier"] = "dev" }); err != nil {
 		t.Fatal(err)
 	}
-	r.waitDisengaged(t, "shoot--sel-a--in", in)
+	r.WaitDisengaged(t, "shoot--sel-a--in", in)
 }
 
 // tokenless returns a kubeconfig of member whose user has no credentials: the Secret
