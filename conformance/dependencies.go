@@ -20,7 +20,7 @@ var needs = map[string][]string{
 	NoReengageOnUpdate:           {EngageOnAdd},
 	DisengageOnDelete:            {EngageOnAdd},
 	IndexExistingClusters:        {EngageOnAdd},
-	IndexFutureClusters:          {EngageOnAdd},
+	IndexFutureClusters:          {EngageOnAdd, EngagePreexisting},
 	IndexIsolation:               {EngageOnAdd},
 	NameStability:                {EngagePreexisting},
 	ConcurrentGet:                {EngageOnAdd, DisengageOnDelete},
