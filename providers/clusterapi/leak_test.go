@@ -62,10 +62,10 @@ func driveMarkedClusters(t *testing.T, check *providertest.LeakCheck, marked []p
 	writeKubeconfig(t, rot, firstData)
 	newCluster(t, ns, rot.name, "DockerCluster", nil)
 	setInitialized(t, rot, true)
-	first := s.waitEngaged(t, rot.clusterName())
+	first := s.WaitEngaged(t, rot.clusterName())
 	writeKubeconfig(t, rot, secondData)
 	s.waitDisengagedInstance(t, first)
-	working := s.waitEngaged(t, rot.clusterName())
+	working := s.WaitEngaged(t, rot.clusterName())
 	waitEvent(t, rot, kit.ReasonCredentialsRotated)
 
 	providertest.MarkedMembers{
@@ -98,7 +98,7 @@ func driveMarkedClusters(t *testing.T, check *providertest.LeakCheck, marked []p
 	// Back to the first credentials, then every Cluster goes.
 	writeKubeconfig(t, rot, firstData)
 	s.waitDisengagedInstance(t, working)
-	last := s.waitEngaged(t, rot.clusterName())
+	last := s.WaitEngaged(t, rot.clusterName())
 	var list clusterv1.ClusterList
 	if err := mgmt.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func driveMarkedClusters(t *testing.T, check *providertest.LeakCheck, marked []p
 			t.Fatal(err)
 		}
 	}
-	s.waitDisengaged(t, rot.clusterName(), last)
+	s.WaitDisengaged(t, rot.clusterName(), last)
 	if got := s.provider.ListClusters(); len(got) != 0 {
 		t.Errorf("ListClusters() = %v after deleting every Cluster", got)
 	}

@@ -5,7 +5,6 @@ package clusterapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -123,6 +122,7 @@ type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
+	*providertest.Session
 	provider *clusterapi.Provider
 	rec      *providertest.Recorder
 	logs     *logBuffer
@@ -135,14 +135,7 @@ func start(t *testing.T, ns string, opts clusterapi.Options) *started {
 	if len(opts.Namespaces) == 0 {
 		opts.Namespaces = []string{ns}
 	}
-	if opts.CacheSyncTimeout == 0 {
-		opts.CacheSyncTimeout = 20 * time.Second
-	}
-	if opts.RetryMinDelay == 0 {
-		opts.RetryMinDelay = 100 * time.Millisecond
-		opts.RetryMaxDelay = 2 * time.Second
-	}
-	opts.Logger = logs.Logger()
+	opts.Options = providertest.TestKitOptions(opts.Options, logs)
 	p, err := clusterapi.New(fleet.Member("mgmt").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterapi.New: %v", err)
@@ -150,46 +143,11 @@ func start(t *testing.T, ns string, opts clusterapi.Options) *started {
 	return runProvider(t, p, logs)
 }
 
-// runProvider starts p with a recorder until the test ends.
+// runProvider starts p, which logs to logs, until the test ends.
 func runProvider(t *testing.T, p *clusterapi.Provider, logs *logBuffer) *started {
 	t.Helper()
-	run := providertest.Start(t, p, waitTimeout)
-	return &started{provider: p, rec: run.Recorder, logs: logs}
-}
-
-// waitEngaged waits until name is engaged (recorder and Get agree) and returns the engagement.
-func (s *started) waitEngaged(t *testing.T, name multicluster.ClusterName) *engagement {
-	t.Helper()
-	var e *engagement
-	eventually(t, fmt.Sprintf("cluster %q engaged", name), func() error {
-		e, _ = s.rec.Latest(name)
-		if e == nil || e.Ctx.Err() != nil {
-			return fmt.Errorf("not engaged; engaged: %v", s.rec.Engaged())
-		}
-		cl, err := s.provider.Get(context.Background(), name)
-		if err != nil {
-			return err
-		}
-		if cl != e.Cluster {
-			return errors.New("Get returns another instance than the engaged one")
-		}
-		return nil
-	})
-	return e
-}
-
-// waitDisengaged waits until the engage context of e ends and Get reports the name missing.
-func (s *started) waitDisengaged(t *testing.T, name multicluster.ClusterName, e *engagement) {
-	t.Helper()
-	eventually(t, fmt.Sprintf("cluster %q disengaged", name), func() error {
-		if e.Ctx.Err() == nil {
-			return errors.New("engage context still alive")
-		}
-		if _, err := s.provider.Get(context.Background(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {
-			return fmt.Errorf("Get: %v, want ErrClusterNotFound", err)
-		}
-		return nil
-	})
+	s := providertest.StartSession(t, p, logs, waitTimeout)
+	return &started{Session: s, provider: p, rec: s.Recorder, logs: logs}
 }
 
 // waitDecided waits until the provider has logged that it does not engage name for why (the
@@ -205,17 +163,7 @@ func (s *started) waitDecided(t *testing.T, name multicluster.ClusterName, why s
 // requireReaches fails unless the engaged cluster of name talks to member.
 func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
 	t.Helper()
-	cl, err := s.provider.Get(context.Background(), name)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", name, err)
-	}
-	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
-		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
-	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
-		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
-	}
+	s.RequireReaches(t, name, fleet.Member(member).Host())
 }
 
 // capiCluster is a Cluster API Cluster of the management cluster in the tests.

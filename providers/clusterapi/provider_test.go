@@ -92,7 +92,7 @@ func TestEngagesWhenReadyNotBefore(t *testing.T) {
 	}
 
 	setInitialized(t, c, true)
-	s.waitEngaged(t, c.clusterName())
+	s.WaitEngaged(t, c.clusterName())
 	s.requireReaches(t, c.clusterName(), "east")
 	waitEvent(t, c, kit.ReasonClusterEngaged, clusterapi.KubeconfigSecretName(c.name))
 	if got := s.provider.ListClusters(); len(got) != 1 || got[0] != c.clusterName() {
@@ -132,7 +132,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	writeKubeconfig(t, c, first)
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	setInitialized(t, c, true)
-	old := s.waitEngaged(t, c.clusterName())
+	old := s.WaitEngaged(t, c.clusterName())
 	if got := old.Cluster.GetConfig().BearerToken; got != tokenOf(t, first) {
 		t.Fatal("the engaged cluster does not use the Secret's credentials")
 	}
@@ -203,8 +203,8 @@ func TestDeletionDisengages(t *testing.T) {
 	// Deletion started (a finalizer holds the object): disengaged at once.
 	held := readyCluster(t, ns, "held", "east")
 	gone := readyCluster(t, ns, "gone", "west")
-	eHeld := s.waitEngaged(t, held.clusterName())
-	eGone := s.waitEngaged(t, gone.clusterName())
+	eHeld := s.WaitEngaged(t, held.clusterName())
+	eGone := s.WaitEngaged(t, gone.clusterName())
 
 	obj := &clusterv1.Cluster{}
 	if err := mgmt.Get(t.Context(), held.key(), obj); err != nil {
@@ -217,7 +217,7 @@ func TestDeletionDisengages(t *testing.T) {
 	if err := mgmt.Delete(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
-	s.waitDisengaged(t, held.clusterName(), eHeld)
+	s.WaitDisengaged(t, held.clusterName(), eHeld)
 	if err := mgmt.Get(t.Context(), held.key(), obj); err != nil || obj.DeletionTimestamp == nil {
 		t.Fatalf("the held Cluster should still exist with a deletionTimestamp: %v", err)
 	}
@@ -233,7 +233,7 @@ func TestDeletionDisengages(t *testing.T) {
 	if err := mgmt.Delete(t.Context(), &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: gone.ns, Name: gone.name}}); err != nil {
 		t.Fatal(err)
 	}
-	s.waitDisengaged(t, gone.clusterName(), eGone)
+	s.WaitDisengaged(t, gone.clusterName(), eGone)
 	if got := s.provider.ListClusters(); len(got) != 0 {
 		t.Errorf("ListClusters() = %v after deleting every Cluster", got)
 	}
@@ -243,14 +243,14 @@ func TestUnreadyDisengagesReadyEngagesAgain(t *testing.T) {
 	ns := namespace(t)
 	s := start(t, ns, clusterapi.Options{})
 	c := readyCluster(t, ns, "flaky", "east")
-	first := s.waitEngaged(t, c.clusterName())
+	first := s.WaitEngaged(t, c.clusterName())
 
 	setInitialized(t, c, false)
-	s.waitDisengaged(t, c.clusterName(), first)
+	s.WaitDisengaged(t, c.clusterName(), first)
 	waitEvent(t, c, kit.ReasonClusterDisengaged, "not ready")
 
 	setInitialized(t, c, true)
-	again := s.waitEngaged(t, c.clusterName())
+	again := s.WaitEngaged(t, c.clusterName())
 	if again == first {
 		t.Fatal("the disengaged instance was engaged again; want a new one")
 	}
@@ -277,9 +277,9 @@ func TestControlPlaneAvailableReadiness(t *testing.T) {
 		})
 	}
 	setCondition(metav1.ConditionTrue)
-	e := s.waitEngaged(t, c.clusterName())
+	e := s.WaitEngaged(t, c.clusterName())
 	setCondition(metav1.ConditionFalse)
-	s.waitDisengaged(t, c.clusterName(), e)
+	s.WaitDisengaged(t, c.clusterName(), e)
 }
 
 func TestV1Beta1(t *testing.T) {
@@ -297,7 +297,7 @@ func TestV1Beta1(t *testing.T) {
 		t.Fatalf("IsReady got a %s, want %s", got, want)
 	}
 	setInitialized(t, c, true)
-	e := s.waitEngaged(t, c.clusterName())
+	e := s.WaitEngaged(t, c.clusterName())
 	s.requireReaches(t, c.clusterName(), "west")
 
 	// The v1beta1 view of the same object says status.controlPlaneReady.
@@ -310,7 +310,7 @@ func TestV1Beta1(t *testing.T) {
 	}
 
 	setInitialized(t, c, false)
-	s.waitDisengaged(t, c.clusterName(), e)
+	s.WaitDisengaged(t, c.clusterName(), e)
 }
 
 func TestPredicates(t *testing.T) {
@@ -337,7 +337,7 @@ func TestPredicates(t *testing.T) {
 	filtered := create(ns, "filtered", "DockerCluster", yes)
 	match := create(ns, "match", "DockerCluster", yes)
 
-	e := s.waitEngaged(t, match.clusterName())
+	e := s.WaitEngaged(t, match.clusterName())
 	for _, c := range []capiCluster{unlabeled, otherInfra, filtered} {
 		s.waitDecided(t, c.clusterName(), "the Cluster is not selected by the provider's options")
 	}
@@ -358,7 +358,7 @@ func TestPredicates(t *testing.T) {
 	if err := mgmt.Update(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
-	s.waitDisengaged(t, match.clusterName(), e)
+	s.WaitDisengaged(t, match.clusterName(), e)
 	waitEvent(t, match, kit.ReasonClusterDisengaged, "not selected")
 }
 
@@ -432,7 +432,7 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	newCluster(t, ns, missing.name, "DockerCluster", nil)
 	setInitialized(t, missing, true)
 
-	eGood := s.waitEngaged(t, good.clusterName())
+	eGood := s.WaitEngaged(t, good.clusterName())
 	note := waitEvent(t, broken["exec"], kit.ReasonInvalidKubeconfig, "AllowExec")
 	if strings.Contains(note, "get-token") {
 		t.Errorf("the Event quotes the kubeconfig: %q", note)
@@ -462,8 +462,8 @@ func TestBrokenClustersDoNotBlockOthers(t *testing.T) {
 	// Fixing a broken Secret engages its cluster; so does creating a missing one.
 	writeKubeconfig(t, broken["garbage"], fleet.Member("west").Kubeconfig())
 	writeKubeconfig(t, missing, fleet.Member("west").Kubeconfig())
-	s.waitEngaged(t, broken["garbage"].clusterName())
-	s.waitEngaged(t, missing.clusterName())
+	s.WaitEngaged(t, broken["garbage"].clusterName())
+	s.WaitEngaged(t, missing.clusterName())
 	s.requireReaches(t, missing.clusterName(), "west")
 
 	// A broken rotation keeps the working credentials engaged.
@@ -535,7 +535,7 @@ func TestNewForHost(t *testing.T) {
 	}
 	s := runProvider(t, p, logs)
 	c := readyCluster(t, ns, "shared", "west")
-	s.waitEngaged(t, c.clusterName())
+	s.WaitEngaged(t, c.clusterName())
 	s.requireReaches(t, c.clusterName(), "west")
 	if got := p.ListClusters(); len(got) != 1 {
 		t.Errorf("ListClusters() = %v, want only %s (not %s)", got, c.clusterName(), elsewhere.clusterName())

@@ -40,7 +40,7 @@ func TestRBACManifest(t *testing.T) {
 	}
 	s := runProvider(t, p, logs)
 	c := readyCluster(t, ns, "rbac", "east")
-	s.waitEngaged(t, c.clusterName())
+	s.WaitEngaged(t, c.clusterName())
 	waitEvent(t, c, kit.ReasonClusterEngaged)
 }
 
