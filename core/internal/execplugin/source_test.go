@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package execplugin
+package execplugin_test
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/providers/providertest"
 )
 
@@ -70,12 +71,12 @@ func runs(t *testing.T, dir string) int {
 	return strings.Count(string(data), "run")
 }
 
-func source(t *testing.T, ec *clientcmdapi.ExecConfig, opts Options) (*rest.Config, *Source) {
+func source(t *testing.T, ec *clientcmdapi.ExecConfig, opts execplugin.Options) (*rest.Config, *execplugin.Source) {
 	t.Helper()
 	if opts.Member == "" {
 		opts.Member = "fleet/east"
 	}
-	cfg, s, err := Config(context.Background(), &rest.Config{Host: "https://127.0.0.1:1", ExecProvider: ec}, opts)
+	cfg, s, err := execplugin.Config(context.Background(), &rest.Config{Host: "https://127.0.0.1:1", ExecProvider: ec}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +101,8 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	defer srv.Close()
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 
-	cfg, s, err := Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec,
-		TLSClientConfig: rest.TLSClientConfig{CAData: caPEM, ServerName: "example.com"}}, Options{Member: "fleet/east"})
+	cfg, s, err := execplugin.Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec,
+		TLSClientConfig: rest.TLSClientConfig{CAData: caPEM, ServerName: "example.com"}}, execplugin.Options{Member: "fleet/east"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,24 +158,24 @@ func TestV1beta1AndInteractiveModes(t *testing.T) {
 	ec, _, _ := plugin(t, `echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`)
 	ec.APIVersion = "client.authentication.k8s.io/v1beta1"
 	ec.InteractiveMode = clientcmdapi.IfAvailableExecInteractiveMode
-	_, s := source(t, ec, Options{})
+	_, s := source(t, ec, execplugin.Options{})
 	if c, err := s.Get(context.Background()); err != nil || c.Token != "t" {
 		t.Fatalf("v1beta1: %v, %v", c, err)
 	}
 
 	ec.InteractiveMode = clientcmdapi.AlwaysExecInteractiveMode
-	_, _, err := Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, Options{Member: "m"})
+	_, _, err := execplugin.Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, execplugin.Options{Member: "m"})
 	if err == nil || !strings.Contains(err.Error(), "terminal") {
 		t.Errorf("interactiveMode Always: %v", err)
 	}
 	ec.InteractiveMode, ec.APIVersion = "", "client.authentication.k8s.io/v1alpha1"
-	_, _, err = Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, Options{Member: "m"})
+	_, _, err = execplugin.Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, execplugin.Options{Member: "m"})
 	if err == nil || !strings.Contains(err.Error(), "apiVersion") {
 		t.Errorf("v1alpha1: %v", err)
 	}
 	ec.APIVersion = v1
 	ec.PluginPolicy = clientcmdapi.PluginPolicy{PolicyType: clientcmdapi.PluginPolicyAllowlist, Allowlist: []clientcmdapi.AllowlistEntry{{Command: "other"}}}
-	_, _, err = Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, Options{Member: "m"})
+	_, _, err = execplugin.Config(context.Background(), &rest.Config{Host: "https://x", ExecProvider: ec}, execplugin.Options{Member: "m"})
 	if err == nil || !strings.Contains(err.Error(), "allowlist") {
 		t.Errorf("allowlist: %v", err)
 	}
@@ -182,7 +183,7 @@ func TestV1beta1AndInteractiveModes(t *testing.T) {
 
 func TestOtherCredentialsWin(t *testing.T) {
 	ec, _, _ := plugin(t, `exit 1`)
-	cfg, s, err := Config(context.Background(), &rest.Config{Host: "https://x", BearerToken: "t", ExecProvider: ec}, Options{})
+	cfg, s, err := execplugin.Config(context.Background(), &rest.Config{Host: "https://x", BearerToken: "t", ExecProvider: ec}, execplugin.Options{})
 	if err != nil || s != nil || cfg.ExecProvider != nil || cfg.BearerToken != "t" || cfg.Transport != nil {
 		t.Fatalf("got %+v, %v, %v", cfg, s, err)
 	}
@@ -191,10 +192,10 @@ func TestOtherCredentialsWin(t *testing.T) {
 func TestTimeoutKillsGroup(t *testing.T) {
 	// The plugin waits for a child: only killing the group ends the child.
 	ec, _, marker := plugin(t, `sleep 3600; echo never`)
-	_, s := source(t, ec, Options{Timeout: 500 * time.Millisecond})
+	_, s := source(t, ec, execplugin.Options{Timeout: 500 * time.Millisecond})
 	start := time.Now()
 	_, err := s.Get(context.Background())
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), `"plugin.sh" of member "fleet/east" did not answer within 500ms`) {
+	if !errors.Is(err, execplugin.ErrTimeout) || !strings.Contains(err.Error(), `"plugin.sh" of member "fleet/east" did not answer within 500ms`) {
 		t.Fatalf("got %v", err)
 	}
 	t.Logf("timed out after %s", time.Since(start))
@@ -203,9 +204,9 @@ func TestTimeoutKillsGroup(t *testing.T) {
 
 func TestOutputCap(t *testing.T) {
 	ec, _, marker := plugin(t, `head -c 209715200 /dev/zero | tr '\0' x; sleep 3600`)
-	_, s := source(t, ec, Options{MaxOutput: 1 << 20})
+	_, s := source(t, ec, execplugin.Options{MaxOutput: 1 << 20})
 	_, err := s.Get(context.Background())
-	if !errors.Is(err, ErrOutputTooLarge) || !strings.HasSuffix(err.Error(), "wrote more than 1 MiB to stdout") {
+	if !errors.Is(err, execplugin.ErrOutputTooLarge) || !strings.HasSuffix(err.Error(), "wrote more than 1 MiB to stdout") {
 		t.Fatalf("got %v", err)
 	}
 	providertest.NoProcessesWithEnv(t, marker, 10*time.Second)
@@ -226,13 +227,13 @@ func TestFailuresNeverQuoteOutput(t *testing.T) {
 			"a certificate or a key, not both"},
 	} {
 		ec, _, _ := plugin(t, tc.script)
-		_, s := source(t, ec, Options{})
+		_, s := source(t, ec, execplugin.Options{})
 		_, err := s.Get(context.Background())
-		if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) {
+		if !errors.Is(err, execplugin.ErrFailed) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: got %v, want %q", tc.script, err, tc.want)
 		}
 	}
-	_, s := source(t, &clientcmdapi.ExecConfig{APIVersion: v1, Command: "mcr-no-such-plugin"}, Options{})
+	_, s := source(t, &clientcmdapi.ExecConfig{APIVersion: v1, Command: "mcr-no-such-plugin"}, execplugin.Options{})
 	if _, err := s.Get(context.Background()); err == nil || !strings.Contains(err.Error(), `"mcr-no-such-plugin" of member "fleet/east" cannot be started: executable file not found`) {
 		t.Errorf("missing command: %v", err)
 	}
@@ -240,7 +241,7 @@ func TestFailuresNeverQuoteOutput(t *testing.T) {
 
 func TestCloseKillsRunningPlugin(t *testing.T) {
 	ec, _, marker := plugin(t, `sleep 3600`)
-	_, s := source(t, ec, Options{Timeout: time.Hour})
+	_, s := source(t, ec, execplugin.Options{Timeout: time.Hour})
 	errs := make(chan error, 1)
 	go func() {
 		_, err := s.Get(context.Background())
@@ -253,18 +254,18 @@ func TestCloseKillsRunningPlugin(t *testing.T) {
 		return nil
 	})
 	s.Close()
-	if err := <-errs; !errors.Is(err, ErrClosed) {
+	if err := <-errs; !errors.Is(err, execplugin.ErrClosed) {
 		t.Fatalf("Get after Close: %v", err)
 	}
 	providertest.NoProcessesWithEnv(t, marker, 10*time.Second)
-	if _, err := s.Get(context.Background()); !errors.Is(err, ErrClosed) {
+	if _, err := s.Get(context.Background()); !errors.Is(err, execplugin.ErrClosed) {
 		t.Errorf("Get of a closed Source: %v", err)
 	}
 }
 
 func TestSingleFlight(t *testing.T) {
 	ec, dir, _ := plugin(t, `sleep 1; `+tokenScript("t", ""))
-	_, s := source(t, ec, Options{})
+	_, s := source(t, ec, execplugin.Options{})
 
 	// A waiter that gives up does not end the run for the others.
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -288,9 +289,9 @@ func TestSingleFlight(t *testing.T) {
 
 func TestExpiryRefresh(t *testing.T) {
 	ec, dir, _ := plugin(t, tokenScript("t", "2030-01-01T00:00:00Z"))
-	_, s := source(t, ec, Options{})
+	_, s := source(t, ec, execplugin.Options{})
 	now := time.Date(2029, 12, 31, 23, 0, 0, 0, time.UTC)
-	s.now = func() time.Time { return now }
+	execplugin.SetClock(s, func() time.Time { return now })
 	for range 3 {
 		if _, err := s.Get(context.Background()); err != nil {
 			t.Fatal(err)
@@ -320,8 +321,8 @@ func TestUnauthorizedRefreshesOnce(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cfg, s, err := Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec, TLSClientConfig: rest.TLSClientConfig{
-		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}}, Options{})
+	cfg, s, err := execplugin.Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec, TLSClientConfig: rest.TLSClientConfig{
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}}, execplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,8 +365,8 @@ func TestClientCertificate(t *testing.T) {
 	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
 	srv.StartTLS()
 	defer srv.Close()
-	cfg, s, err := Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec, TLSClientConfig: rest.TLSClientConfig{
-		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}}, Options{})
+	cfg, s, err := execplugin.Config(context.Background(), &rest.Config{Host: srv.URL, ExecProvider: ec, TLSClientConfig: rest.TLSClientConfig{
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}}, execplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
