@@ -126,7 +126,6 @@ func (r *clusterReader) Start(ctx context.Context) error {
 	return nil
 }
 
-
 // current reports whether m is the engagement of its name that the reader reads.
 func (r *clusterReader) current(m *member) bool {
 	r.mu.RLock()
