@@ -107,7 +107,7 @@ func TestProgressNamesTheFailure(t *testing.T) {
 	t.Logf("output:\n%s", progress)
 	first, _, _ := strings.Cut(msg, "\n")
 	line := regexp.MustCompile(`(?m)^conformance \[ *\d+/\d+\] NotFoundForUnknown +failed +\d+\.\ds  (.*)$`).FindStringSubmatch(progress)
-	if line == nil || line[1] != first {
+	if len(line) < 2 || line[1] != first {
 		t.Errorf("no progress line for the failure with its first line %q", first)
 	}
 	if !strings.Contains(progress, "No report file written: set Options.ReportPath or "+conformance.ReportEnv) {
