@@ -81,7 +81,7 @@ func TestNewForHost(t *testing.T) {
 	}
 	run := providertest.Start(t, p, waitTimeout)
 	s := &started{provider: p, rec: run.Recorder, logs: logs}
-	e := s.waitEngaged(t, name)
+	e := s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "north")
 	if n := r.count("decoy"); n != 0 {
 		t.Errorf("IsReady saw the profile of namespace %s %d times; Options.Namespaces is %s only", other, n, ns)

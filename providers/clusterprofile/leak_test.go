@@ -152,10 +152,10 @@ func TestNeverReportsCredentials(t *testing.T) {
 
 	// Engage.
 	workingName := clusterprofile.ClusterName(ns, "working")
-	firstWorking := s.waitEngaged(t, workingName)
+	firstWorking := s.WaitEngaged(t, workingName)
 	s.requireReaches(t, workingName, "east")
 	rotatingName := clusterprofile.ClusterName(ns, "rotating")
-	firstRotating := s.waitEngaged(t, rotatingName)
+	firstRotating := s.WaitEngaged(t, rotatingName)
 
 	// Failures, each reported with its reason.
 	for name, reason := range map[string]string{

@@ -199,6 +199,7 @@ var nsCounter atomic.Int64
 
 // started is a running provider.
 type started struct {
+	*providertest.Session
 	provider *clusterprofile.Provider
 	rec      *providertest.Recorder
 	logs     *logBuffer
@@ -215,14 +216,7 @@ func start(t *testing.T, ns string, opts clusterprofile.Options) *started {
 	if opts.AccessProviders == nil && opts.Secret == nil {
 		opts.AccessProviders = accessConfig(t, "")
 	}
-	if opts.CacheSyncTimeout == 0 {
-		opts.CacheSyncTimeout = 20 * time.Second
-	}
-	if opts.RetryMinDelay == 0 {
-		opts.RetryMinDelay = 100 * time.Millisecond
-		opts.RetryMaxDelay = 2 * time.Second
-	}
-	opts.Logger = logs.Logger()
+	opts.Options = providertest.TestKitOptions(opts.Options, logs)
 	p, err := clusterprofile.New(fleet.Member("hub").Config(), opts)
 	if err != nil {
 		t.Fatalf("clusterprofile.New: %v", err)
@@ -230,48 +224,17 @@ func start(t *testing.T, ns string, opts clusterprofile.Options) *started {
 	return runProvider(t, p, logs)
 }
 
+// runProvider starts p, which logs to logs, until the test ends.
 func runProvider(t *testing.T, p *clusterprofile.Provider, logs *logBuffer) *started {
 	t.Helper()
-	r := providertest.Start(t, p, waitTimeout)
-	return &started{provider: p, rec: r.Recorder, logs: logs}
-}
-
-func (s *started) waitEngaged(t *testing.T, name multicluster.ClusterName) *providertest.Engagement {
-	t.Helper()
-	return s.rec.WaitEngaged(t, s.provider, name, waitTimeout)
-}
-
-func (s *started) waitDisengaged(t *testing.T, name multicluster.ClusterName, e *providertest.Engagement) {
-	t.Helper()
-	s.rec.WaitDisengaged(t, s.provider, name, e, waitTimeout)
-}
-
-// waitLogged waits until a log line of the cluster name contains every part.
-func (s *started) waitLogged(t *testing.T, name multicluster.ClusterName, parts ...string) string {
-	t.Helper()
-	var line string
-	eventually(t, fmt.Sprintf("log of %q with %q", name, parts), func() error {
-		var err error
-		line, err = s.logs.Find(append([]string{`"cluster"="` + string(name) + `"`}, parts...)...)
-		return err
-	})
-	return line
+	s := providertest.StartSession(t, p, logs, waitTimeout)
+	return &started{Session: s, provider: p, rec: s.Recorder, logs: logs}
 }
 
 // requireReaches fails unless the engaged cluster of name talks to member, with live requests.
 func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
 	t.Helper()
-	cl, err := s.provider.Get(context.Background(), name)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", name, err)
-	}
-	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
-		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
-	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
-		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
-	}
+	s.RequireReaches(t, name, fleet.Member(member).Host())
 }
 
 // memberToken mints a ServiceAccount token on member (read access to namespaces and ConfigMaps)

@@ -79,7 +79,7 @@ func TestEngagesThroughTokenPlugin(t *testing.T) {
 	mustCreateProfile(t, ns, "east", status)
 	name := clusterprofile.ClusterName(ns, "east")
 
-	e := s.waitEngaged(t, name)
+	e := s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "east")
 	cfg := e.Cluster.GetConfig()
 	// The kit runs the plugin: the engaged config has its transport, not client-go's exec
@@ -123,7 +123,7 @@ func TestEngagesOnlyWhenReady(t *testing.T) {
 	status.Conditions = nil // no ControlPlaneHealthy yet
 	mustCreateProfile(t, ns, "p", status)
 	name := clusterprofile.ClusterName(ns, "p")
-	s.waitLogged(t, name, "Cluster not engaged: the ClusterProfile is not ready")
+	s.WaitLogged(t, name, "Cluster not engaged: the ClusterProfile is not ready")
 	if e, n := s.rec.Latest(name); e != nil || n != 0 {
 		t.Fatalf("cluster %q engaged before its profile was healthy", name)
 	}
@@ -132,7 +132,7 @@ func TestEngagesOnlyWhenReady(t *testing.T) {
 	}
 
 	mustUpdateStatus(t, client.ObjectKey{Namespace: ns, Name: "p"}, func(s *v1alpha1.ClusterProfileStatus) { healthy(s, true) })
-	s.waitEngaged(t, name)
+	s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "west")
 }
 
@@ -151,7 +151,7 @@ func TestStatusChangesDoNotReengageCredentialChangesDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "p", readyStatus("east", "p", ns+"-a"))
-	first := s.waitEngaged(t, name)
+	first := s.WaitEngaged(t, name)
 
 	changes := map[string]func(*v1alpha1.ClusterProfileStatus){
 		"a Joined condition": func(s *v1alpha1.ClusterProfileStatus) {
@@ -240,7 +240,7 @@ func TestTokenRotationBehindThePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "p", readyStatus("north", ns+"-tok", ""))
-	e := s.waitEngaged(t, name)
+	e := s.WaitEngaged(t, name)
 
 	if err := writeTokenSecret(t.Context(), ns+"-tok", mustMemberToken(t, "north", ns+"-b"), ""); err != nil {
 		t.Fatal(err)
@@ -282,12 +282,12 @@ func TestBrokenProfilesDoNotStopOthers(t *testing.T) {
 	}
 	mustCreateProfile(t, ns, "good", readyStatus("east", ns+"-good", ""))
 
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "good"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "good"))
 	s.requireReaches(t, clusterprofile.ClusterName(ns, "good"), "east")
 	waitEvent(t, ns, "unknown", clusterprofile.ReasonNoAccessProvider, `"vendor-x"`, `"mcr-token"`)
 	waitEvent(t, ns, "nosecret", clusterprofile.ReasonCredentialPluginFailed, `access provider "mcr-token"`)
-	s.waitLogged(t, clusterprofile.ClusterName(ns, "unknown"), "Cluster cannot be engaged", `"reason"="NoAccessProvider"`)
-	s.waitLogged(t, clusterprofile.ClusterName(ns, "nosecret"), "Cluster cannot be engaged", `"reason"="CredentialPluginFailed"`)
+	s.WaitLogged(t, clusterprofile.ClusterName(ns, "unknown"), "Cluster cannot be engaged", `"reason"="NoAccessProvider"`)
+	s.WaitLogged(t, clusterprofile.ClusterName(ns, "nosecret"), "Cluster cannot be engaged", `"reason"="CredentialPluginFailed"`)
 	for _, n := range []string{"unknown", "nosecret"} {
 		if _, err := s.provider.Get(t.Context(), clusterprofile.ClusterName(ns, n)); !errors.Is(err, multicluster.ErrClusterNotFound) {
 			t.Errorf("Get(%s): %v, want ErrClusterNotFound", n, err)
@@ -299,9 +299,9 @@ func TestBrokenProfilesDoNotStopOthers(t *testing.T) {
 	if err := writeTokenSecret(t.Context(), ns+"-missing", westToken, ""); err != nil {
 		t.Fatal(err)
 	}
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "nosecret"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "nosecret"))
 	s.requireReaches(t, clusterprofile.ClusterName(ns, "nosecret"), "west")
-	s.waitLogged(t, clusterprofile.ClusterName(ns, "nosecret"), "Cluster problem resolved")
+	s.WaitLogged(t, clusterprofile.ClusterName(ns, "nosecret"), "Cluster problem resolved")
 	for _, tok := range []string{goodToken, westToken} {
 		if s.logs.Contains(tok) {
 			t.Error("a token appears in the provider's logs")
@@ -323,14 +323,14 @@ func TestUnreadyGracePeriod(t *testing.T) {
 		mustCreateProfile(t, ns, "p", readyStatus("east", ns+"-p", ""))
 	}
 	longName, shortName := clusterprofile.ClusterName(nsLong, "p"), clusterprofile.ClusterName(nsShort, "p")
-	eLong := long.waitEngaged(t, longName)
-	eShort := short.waitEngaged(t, shortName)
+	eLong := long.WaitEngaged(t, longName)
+	eShort := short.WaitEngaged(t, shortName)
 
 	for _, ns := range []string{nsLong, nsShort} {
 		mustUpdateStatus(t, client.ObjectKey{Namespace: ns, Name: "p"}, func(s *v1alpha1.ClusterProfileStatus) { healthy(s, false) })
 	}
 	waitEvent(t, nsShort, "p", clusterprofile.ReasonClusterUnready, "100ms")
-	short.waitDisengaged(t, shortName, eShort)
+	short.WaitDisengaged(t, shortName, eShort)
 	waitEvent(t, nsShort, "p", kit.ReasonClusterDisengaged, "grace period")
 
 	waitEvent(t, nsLong, "p", clusterprofile.ReasonClusterUnready, "1h0m0s")
@@ -344,7 +344,7 @@ func TestUnreadyGracePeriod(t *testing.T) {
 	for _, ns := range []string{nsLong, nsShort} {
 		mustUpdateStatus(t, client.ObjectKey{Namespace: ns, Name: "p"}, func(s *v1alpha1.ClusterProfileStatus) { healthy(s, true) })
 	}
-	long.waitLogged(t, longName, "ready again within the grace period")
+	long.WaitLogged(t, longName, "ready again within the grace period")
 	if n := long.rec.Count(longName); n != 1 || !eLong.Alive() {
 		t.Errorf("long grace: engaged %d times (first alive: %t), want the first engagement only", n, eLong.Alive())
 	}
@@ -365,13 +365,13 @@ func TestDeletionAndDeselectionDisengage(t *testing.T) {
 		mustCreateProfile(t, ns, n, readyStatus("west", ns+"-"+n, ""))
 	}
 	gone, deselected := clusterprofile.ClusterName(ns, "gone"), clusterprofile.ClusterName(ns, "deselected")
-	eGone := s.waitEngaged(t, gone)
-	eDesel := s.waitEngaged(t, deselected)
+	eGone := s.WaitEngaged(t, gone)
+	eDesel := s.WaitEngaged(t, deselected)
 
 	if err := hub.Delete(t.Context(), &v1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.waitDisengaged(t, gone, eGone)
+	s.WaitDisengaged(t, gone, eGone)
 	if _, err := s.provider.Identity(gone); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Errorf("Identity of a deleted profile: %v, want ErrClusterNotFound", err)
 	}
@@ -384,7 +384,7 @@ func TestDeletionAndDeselectionDisengage(t *testing.T) {
 	if err := hub.Update(t.Context(), cp); err != nil {
 		t.Fatal(err)
 	}
-	s.waitDisengaged(t, deselected, eDesel)
+	s.WaitDisengaged(t, deselected, eDesel)
 	waitEvent(t, ns, "deselected", kit.ReasonClusterDisengaged, "not selected")
 }
 
@@ -401,7 +401,7 @@ func TestDeprecatedCredentialProviders(t *testing.T) {
 	status.AccessProviders = []v1alpha1.AccessProvider{other}
 	mustCreateProfile(t, ns, "p", status)
 	name := clusterprofile.ClusterName(ns, "p")
-	s.waitEngaged(t, name)
+	s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "north")
 	waitEvent(t, ns, "p", clusterprofile.ReasonDeprecatedCredentialProviders, "status.accessProviders")
 }
@@ -436,7 +436,7 @@ func TestProfileSourcedEnvNeedsThePolicy(t *testing.T) {
 			clientcmdv1.NamedExtension{Name: clusterprofile.AdditionalEnvsExtension, Extension: runtime.RawExtension{Raw: []byte(`{"CLUSTERPROFILE_TOKEN_KEY": "alt"}`)}})}
 		mustCreateProfile(t, ns, "p", status)
 	}
-	appendEnv.waitEngaged(t, clusterprofile.ClusterName(nsAppend, "p"))
+	appendEnv.WaitEngaged(t, clusterprofile.ClusterName(nsAppend, "p"))
 	appendEnv.requireReaches(t, clusterprofile.ClusterName(nsAppend, "p"), "east")
 	waitEvent(t, nsIgnore, "p", clusterprofile.ReasonCredentialPluginFailed)
 	if e, _ := ignore.rec.Latest(clusterprofile.ClusterName(nsIgnore, "p")); e != nil {
@@ -458,7 +458,7 @@ func TestPluginRefusesForeignServer(t *testing.T) {
 	}
 	mustCreateProfile(t, ns, "east", readyStatus("east", ns+"-bound", ""))
 	mustCreateProfile(t, ns, "foreign", readyStatus("west", ns+"-bound", ""))
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "east"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "east"))
 	waitEvent(t, ns, "foreign", clusterprofile.ReasonCredentialPluginFailed)
 	if e, _ := s.rec.Latest(clusterprofile.ClusterName(ns, "foreign")); e != nil {
 		t.Error("a profile pointing at another server was engaged with a bound token")

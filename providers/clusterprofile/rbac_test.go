@@ -43,8 +43,8 @@ func TestRBACManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "bysecret", healthyStatus())
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "bysecret"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "bysecret"))
 	waitEvent(t, ns, "byplugin", kit.ReasonClusterEngaged)
 	waitEvent(t, ns, "bysecret", kit.ReasonClusterEngaged)
 }

@@ -76,7 +76,7 @@ func TestSecretStrategy(t *testing.T) {
 	}
 	mustCreateProfile(t, ns, "bysecret", healthyStatus())
 	name := clusterprofile.ClusterName(ns, "bysecret")
-	first := s.waitEngaged(t, name)
+	first := s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "east")
 	waitEvent(t, ns, "bysecret", kit.ReasonClusterEngaged, "Secret "+ns+"/bysecret-kubeconfig")
 
@@ -85,7 +85,7 @@ func TestSecretStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreateProfile(t, ns, "byplugin", readyStatus("west", ns+"-plugin", ""))
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "byplugin"))
 	s.requireReaches(t, clusterprofile.ClusterName(ns, "byplugin"), "west")
 
 	// An annotation on the Secret is looked at and changes nothing.
@@ -129,7 +129,7 @@ func TestSecretStrategy(t *testing.T) {
 	}
 	mustCreateProfile(t, ns, "execy", healthyStatus())
 	waitEvent(t, ns, "execy", kit.ReasonInvalidKubeconfig, "AllowExec")
-	s.waitLogged(t, clusterprofile.ClusterName(ns, "execy"), "Cluster cannot be engaged", `"reason"="`+kubeconfig.ReasonExecPlugin+`"`)
+	s.WaitLogged(t, clusterprofile.ClusterName(ns, "execy"), "Cluster cannot be engaged", `"reason"="`+kubeconfig.ReasonExecPlugin+`"`)
 
 	// No Secret at all.
 	mustCreateProfile(t, ns, "nothing", healthyStatus())
@@ -152,6 +152,6 @@ func TestSecretStrategy(t *testing.T) {
 	if err := hub.Delete(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "twin-2"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.waitEngaged(t, clusterprofile.ClusterName(ns, "twins"))
+	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "twins"))
 	s.requireReaches(t, clusterprofile.ClusterName(ns, "twins"), "north")
 }
