@@ -4,7 +4,6 @@
 package kcp_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -135,24 +135,13 @@ func TestNeverReportsCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	err = p.Start(ctx, providertest.NewRecorder())
-	if err == nil || ctx.Err() != nil {
-		t.Errorf("Start with a token the host refuses: %v, want an error before the deadline", err)
-	}
-	leaks.ScanError("Start", err)
+	leaks.ScanError("Start", providertest.StartFails(t, p, waitTimeout))
 
-	leaks.ScanLogs(s.logs)
-	leaks.ScanLogs(failedLogs)
-	leaks.ScanLogs(processLogs)
-	if err := leaks.ScanEvents(t.Context(), fleet.Member("host").Config()); err != nil {
-		t.Fatal(err)
-	}
-	if err := leaks.ScanMetrics(ctrlmetrics.Registry); err != nil {
-		t.Fatal(err)
-	}
-	leaks.Check(t)
+	leaks.Report(t, providertest.LeakReport{
+		Logs:    []*providertest.LogBuffer{s.logs, failedLogs, processLogs},
+		Events:  []*rest.Config{fleet.Member("host").Config()},
+		Metrics: ctrlmetrics.Registry,
+	})
 }
 
 // waitSliceEvent waits for an Event of reason on the slice.

@@ -4,18 +4,12 @@
 package kcp_test
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -42,47 +36,29 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := append([]providertest.RuleRemoval{{Removed: "none", Rules: rules}}, providertest.EachPermissionRemoved(rules)...)
-	for i, c := range cases {
-		t.Run("without "+c.Removed, func(t *testing.T) {
-			t.Parallel()
-			whole := i == 0
+	providertest.RunPermissionTests(t, providertest.PermissionTest{
+		Rules: rules,
+		Scenario: func(t *testing.T, c providertest.PermissionCase, _ string) []string {
 			window := 15 * time.Second
-			if whole {
+			if c.Whole() {
 				window = waitTimeout
 			}
-			failures := runWithRules(t, fmt.Sprintf("kcp-rbac-%d", i), c.Rules, window, whole)
-			switch {
-			case whole && len(failures) > 0:
-				t.Errorf("with the whole manifest: %s", strings.Join(failures, "; "))
-			case !whole && len(failures) == 0:
-				t.Errorf("nothing failed without %s: the permission is not needed", c.Removed)
-			case !whole:
-				t.Logf("without %s: %s", c.Removed, strings.Join(failures, "; "))
-			}
-		})
-	}
+			return runWithRules(t, fmt.Sprintf("kcp-rbac-%d", c.Index), c.Rules, window)
+		},
+	})
 }
 
-// runWithRules runs the provider as a ServiceAccount with rules for window (until all went well,
-// when whole) and returns what did not work: Start failing, the logical cluster not engaged, the
+// runWithRules runs the provider as a ServiceAccount with rules, waiting at most window for each
+// step, and returns what did not work: Start failing, the logical cluster not engaged, the
 // slice's Events missing or not made a series, Forbidden errors logged for the ServiceAccount.
-func runWithRules(t *testing.T, namespace string, rules []rbacv1.PolicyRule, window time.Duration, whole bool) []string {
+func runWithRules(t *testing.T, namespace string, rules []rbacv1.PolicyRule, window time.Duration) []string {
 	t.Helper()
 	ctx := t.Context()
-	kubeconfig, err := fleet.Member("host").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{
+	sa := providertest.ServiceAccountConfig(t, fleet.Member("host"), envtest.ServiceAccountOptions{
 		Namespace:    namespace,
 		Name:         "provider",
 		ClusterRules: rules,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sa, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := "system:serviceaccount:" + namespace + ":provider"
 
 	shard, err := frontproxy.Start(frontproxy.Options{
 		Authorization: &frontproxy.Authorization{Workspace: fleet.Member("host").Config(), Export: rbacExport},
@@ -116,74 +92,17 @@ func runWithRules(t *testing.T, namespace string, rules []rbacv1.PolicyRule, win
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := providertest.NewRecorder()
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(runCtx, rec) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			_ = err // reported by the loop below when it ended the run
-		case <-time.After(waitTimeout):
-			t.Errorf("provider Start did not return within %s of its context ending", waitTimeout)
-		}
-	}()
-
-	var startErr error
-	engaged, series := false, false
-	deadline := time.Now().Add(window)
-	for time.Now().Before(deadline) && (!whole || !engaged || !series) && startErr == nil {
-		select {
-		case startErr = <-done:
-			done <- startErr
-		case <-time.After(500 * time.Millisecond):
-		}
-		if e, _ := rec.Latest(multicluster.ClusterName(lc)); e.Alive() {
-			engaged = true
-		}
-		series = sliceEventSeries(ctx, slice, kcp.ReasonEndpointUnavailable) >= 2
+	trial := providertest.StartTrial(t, p, window, waitTimeout)
+	series := func() int32 {
+		return providertest.EventCount(ctx, host, metav1.NamespaceDefault, providertest.EventTarget{Name: slice}, kcp.ReasonEndpointUnavailable)
 	}
-
-	var failures []string
-	if startErr != nil {
-		failures = append(failures, fmt.Sprintf("Start failed: %v", startErr))
+	trial.Within("the logical cluster was not engaged", func() bool {
+		e, _ := trial.Recorder.Latest(multicluster.ClusterName(lc))
+		return e.Alive()
+	})
+	if trial.Within("no EndpointUnavailable Event on the slice", func() bool { return series() >= 1 }) {
+		trial.Within("the second EndpointUnavailable Event was not recorded as a series", func() bool { return series() >= 2 })
 	}
-	if !engaged {
-		failures = append(failures, "the logical cluster was not engaged")
-	}
-	switch n := sliceEventSeries(ctx, slice, kcp.ReasonEndpointUnavailable); n {
-	case 0:
-		failures = append(failures, "no EndpointUnavailable Event on the slice")
-	case 1:
-		failures = append(failures, "the second EndpointUnavailable Event was not recorded as a series")
-	}
-	for _, l := range append(logs.Lines(), processLogs.Lines()...) {
-		if strings.Contains(l, "forbidden") && strings.Contains(l, user) {
-			failures = append(failures, "logged: "+l)
-			break
-		}
-	}
-	return failures
-}
-
-// sliceEventSeries returns how often an Event of reason was recorded on the slice: 0 without
-// one, its series count if it has a series, 1 otherwise.
-func sliceEventSeries(ctx context.Context, slice, reason string) int32 {
-	var list eventsv1.EventList
-	if err := host.List(ctx, &list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
-		return 0
-	}
-	var n int32
-	for _, ev := range list.Items {
-		if ev.Regarding.Name != slice || ev.Reason != reason {
-			continue
-		}
-		c := int32(1)
-		if ev.Series != nil {
-			c = ev.Series.Count
-		}
-		n = max(n, c)
-	}
-	return n
+	trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, processLogs)
+	return trial.Failures()
 }
