@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/core/providers/kit"
-	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -79,8 +78,7 @@ func TestNewForHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewForHost: %v", err)
 	}
-	run := providertest.Start(t, p, waitTimeout)
-	s := &started{provider: p, rec: run.Recorder, logs: logs}
+	s := runProvider(t, p, logs)
 	e := s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "north")
 	if n := r.count("decoy"); n != 0 {
@@ -90,7 +88,7 @@ func TestNewForHost(t *testing.T) {
 		t.Errorf("ListClusters() = %v, want [%s]", got, name)
 	}
 
-	run.Stop() // fails the test unless Start returns nil in time
+	s.Stop() // fails the test unless Start returns nil in time
 	if e.Alive() {
 		t.Error("the engaged cluster's context is still alive after Start returned")
 	}

@@ -162,7 +162,7 @@ func newProvider(cfg *rest.Config, name string, opts Options, vw virtualWorkspac
 		RunHost: true,
 		Subject: "Logical cluster",
 		Errors:  Errors,
-		Broken:  BrokenLogicalClusters,
+		Broken:  BrokenClusters,
 	})
 	if err != nil {
 		return nil, err

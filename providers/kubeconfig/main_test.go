@@ -212,16 +212,6 @@ func newProviderFor(host *rest.Config, opts kubeconfig.Options) (*kubeconfig.Pro
 	return kubeconfig.New(host, opts)
 }
 
-// restConfig loads kubeconfig data that the test made itself.
-func restConfig(t *testing.T, data []byte) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // putSecret creates or replaces a kubeconfig Secret labeled for the default label.
 func putSecret(t *testing.T, ns, name string, kubeconfigData []byte) *corev1.Secret {
 	t.Helper()
