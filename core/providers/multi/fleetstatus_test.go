@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/multi"
 	"mcr.dev/core/providers/namespace"
@@ -96,14 +97,14 @@ func TestFleetStatusOfAKitMember(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = host.GetClient().Delete(context.Background(), ns) })
 	name := multicluster.ClusterName("tenants#" + ns.Name)
-	waitFor(t, "multi's status to report "+string(name)+" failing", func() bool {
+	testcheck.WaitFor(t, "multi's status to report "+string(name)+" failing", func() bool {
 		st := p.FleetStatus()
 		return st.Listed && strings.Contains(st.Failing[name], "controllers cannot start here")
 	})
 
 	refuse.Store(false)
 	aware.WaitEngaged(t, p, name, 30*time.Second)
-	waitFor(t, string(name)+" to leave the failing members", func() bool {
+	testcheck.WaitFor(t, string(name)+" to leave the failing members", func() bool {
 		_, failing := p.FleetStatus().Failing[name]
 		return !failing
 	})

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/clusters"
 	"mcr.dev/core/providers/multi"
@@ -40,17 +40,6 @@ func engaged(aware *providertest.Recorder, name multicluster.ClusterName) cluste
 		return e.Cluster
 	}
 	return nil
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func newCluster(t *testing.T, member string) cluster.Cluster {
@@ -101,13 +90,13 @@ func TestProvidersBeforeAndAfterStart(t *testing.T) {
 	}
 	stop := start(t, p, aware)
 	defer stop()
-	waitFor(t, "east#c1 to be engaged", func() bool { return engaged(aware, "east#c1") == east })
+	testcheck.WaitFor(t, "east#c1 to be engaged", func() bool { return engaged(aware, "east#c1") == east })
 
 	west := newCluster(t, "b")
 	if err := p.AddProvider("west", memberWith(t, "c1", west)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "west#c1 to be engaged", func() bool { return engaged(aware, "west#c1") == west })
+	testcheck.WaitFor(t, "west#c1 to be engaged", func() bool { return engaged(aware, "west#c1") == west })
 
 	if got := p.ProviderNames(); !slices.Equal(got, []string{"east", "west"}) {
 		t.Fatalf("ProviderNames = %v", got)
@@ -127,7 +116,7 @@ func TestProvidersBeforeAndAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = west.GetClient().Delete(context.Background(), cm) })
-	waitFor(t, "the index to find the configmap", func() bool {
+	testcheck.WaitFor(t, "the index to find the configmap", func() bool {
 		var list corev1.ConfigMapList
 		return west.GetCache().List(ctx, &list, client.MatchingFields{"color": "plum"}) == nil && len(list.Items) == 1
 	})
@@ -137,7 +126,7 @@ func TestProvidersBeforeAndAfterStart(t *testing.T) {
 	}
 
 	p.RemoveProvider("west")
-	waitFor(t, "west#c1 to be disengaged", func() bool { return engaged(aware, "west#c1") == nil })
+	testcheck.WaitFor(t, "west#c1 to be disengaged", func() bool { return engaged(aware, "west#c1") == nil })
 	if _, err := p.Get(ctx, "west#c1"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after RemoveProvider: %v", err)
 	}
@@ -173,14 +162,14 @@ func TestRemoveProviderDisengagesEverything(t *testing.T) {
 	if err := p.AddProvider("rogue", member); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "rogue/only to be engaged", func() bool { return engaged(aware, "rogue/only") != nil })
+	testcheck.WaitFor(t, "rogue/only to be engaged", func() bool { return engaged(aware, "rogue/only") != nil })
 	p.RemoveProvider("rogue")
 	select {
 	case <-member.returned:
 	default:
 		t.Fatal("RemoveProvider returned before the member's Start did")
 	}
-	waitFor(t, "rogue/only to be disengaged", func() bool { return engaged(aware, "rogue/only") == nil })
+	testcheck.WaitFor(t, "rogue/only to be disengaged", func() bool { return engaged(aware, "rogue/only") == nil })
 }
 
 // indexRejecter fails every IndexField.

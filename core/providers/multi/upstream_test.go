@@ -22,6 +22,7 @@ import (
 	upstreamkubeconfig "sigs.k8s.io/multicluster-runtime/providers/kubeconfig"
 
 	mcbuilder "mcr.dev/core/builder"
+	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/multi"
@@ -104,7 +105,7 @@ func TestUpstreamSetupWithManagerProvider(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := string(want) + "/" + ns + "/widget"
-			waitFor(t, "a reconcile of "+key, func() bool {
+			testcheck.WaitFor(t, "a reconcile of "+key, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return seen[key]

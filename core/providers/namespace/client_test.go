@@ -15,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"mcr.dev/core/internal/testcheck"
 )
 
 func TestClientMapsTheNamespace(t *testing.T) {
@@ -82,7 +84,7 @@ func TestClientMapsTheNamespace(t *testing.T) {
 	if names := listed(cl.GetAPIReader(), sel); len(names) != 1 {
 		t.Fatalf("List by field selector = %v, want one", names)
 	}
-	waitFor(t, "the cache to see both objects", func() bool { return len(listed(cl.GetCache(), labeled)) == 2 })
+	testcheck.WaitFor(t, "the cache to see both objects", func() bool { return len(listed(cl.GetCache(), labeled)) == 2 })
 
 	// Update and Patch.
 	got.Data = map[string]string{"k": "v"}
@@ -184,7 +186,7 @@ func TestSubresourcesMapTheNamespace(t *testing.T) {
 	if eviction.Namespace != InnerNamespace {
 		t.Fatalf("eviction shows namespace %q afterwards", eviction.Namespace)
 	}
-	waitFor(t, "the evicted pod to be gone", func() bool {
+	testcheck.WaitFor(t, "the evicted pod to be gone", func() bool {
 		return apierrors.IsNotFound(host.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: cl.HostNamespace(), Name: "p"}, &onHost))
 	})
 }

@@ -14,6 +14,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"mcr.dev/core/internal/testcheck"
 )
 
 // eventRecorder is a client-go event handler that records what it saw.
@@ -80,7 +82,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	if err := a.GetClient().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "early"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the host cache to see the early object", func() bool {
+	testcheck.WaitFor(t, "the host cache to see the early object", func() bool {
 		var cm corev1.ConfigMap
 		return host.GetCache().Get(ctx, client.ObjectKey{Namespace: a.HostNamespace(), Name: "early"}, &cm) == nil
 	})
@@ -94,7 +96,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the registration to sync", reg.HasSynced)
+	testcheck.WaitFor(t, "the registration to sync", reg.HasSynced)
 	if !seen.seen("add early") {
 		t.Fatalf("existing object not replayed: %v", seen.snapshot())
 	}
@@ -115,7 +117,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	if err := a.GetClient().Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the delete to be delivered", func() bool { return seen.seen("delete early") })
+	testcheck.WaitFor(t, "the delete to be delivered", func() bool { return seen.seen("delete early") })
 	if !seen.seen("add live-"+a.HostNamespace()) || !seen.seen("update early") {
 		t.Fatalf("missing events: %v", seen.snapshot())
 	}
@@ -157,7 +159,7 @@ func TestInformerSeesOnlyItsNamespace(t *testing.T) {
 	if err := host.GetClient().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.HostNamespace()}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b's handlers to be removed", func() bool { return d.handlers() == 0 })
+	testcheck.WaitFor(t, "b's handlers to be removed", func() bool { return d.handlers() == 0 })
 	if _, err := bInformer.AddEventHandler(&eventRecorder{}); err == nil {
 		t.Fatal("a disengaged namespace-cluster accepted a handler")
 	}
@@ -213,7 +215,7 @@ func TestEventRecordersWriteToTheHostNamespace(t *testing.T) {
 	cl.GetEventRecorder("namespace-test").AnnotatedEventf(cm, cm, map[string]string{"mcr.dev/test": "annotated"},
 		corev1.EventTypeNormal, "Annotated", "Testing", "recorded through the namespace-cluster")
 
-	waitFor(t, "all three events in the host namespace", func() bool {
+	testcheck.WaitFor(t, "all three events in the host namespace", func() bool {
 		var legacy corev1.EventList
 		var modern eventsv1.EventList
 		if err := host.GetAPIReader().List(context.Background(), &legacy, client.InNamespace(cl.HostNamespace())); err != nil {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
 )
@@ -96,17 +97,6 @@ func startProviderWith(t *testing.T, p *Provider, aware multicluster.Aware) *Pro
 	return p
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // namespaces numbers the namespaces tests create, so that repeated runs (-count) against the
 // shared apiserver never collide with the terminating leftovers of earlier ones.
 var namespaces atomic.Int64
@@ -125,7 +115,7 @@ func createNamespace(t *testing.T, host cluster.Cluster, aware *providertest.Rec
 	if err := host.GetClient().Create(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "namespace "+name+" to be engaged", func() bool { return engaged(aware, multicluster.ClusterName(name)) != nil })
+	testcheck.WaitFor(t, "namespace "+name+" to be engaged", func() bool { return engaged(aware, multicluster.ClusterName(name)) != nil })
 	return engaged(aware, multicluster.ClusterName(name)).(*Cluster)
 }
 

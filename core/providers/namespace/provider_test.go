@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -25,7 +26,7 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	p, aware := startProvider(t, host)
 
 	// Namespaces that exist before Start are engaged too.
-	waitFor(t, "kube-system to be engaged", func() bool { return engaged(aware, "kube-system") != nil })
+	testcheck.WaitFor(t, "kube-system to be engaged", func() bool { return engaged(aware, "kube-system") != nil })
 
 	cl := createNamespace(t, host, aware, "lifecycle")
 	name := cl.HostNamespace()
@@ -41,21 +42,21 @@ func TestNamespacesAreEngagedAndDisengaged(t *testing.T) {
 	if err := host.GetClient().Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the terminating namespace to be disengaged", func() bool { return engaged(aware, clusterName) == nil })
+	testcheck.WaitFor(t, "the terminating namespace to be disengaged", func() bool { return engaged(aware, clusterName) == nil })
 	if _, err := p.Get(t.Context(), clusterName); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Fatalf("Get after disengage: %v", err)
 	}
 
 	// Once gone for good, the same name can come back, as a new cluster.
 	removeNamespace(t, name)
-	waitFor(t, "the namespace to be gone from the cache", func() bool {
+	testcheck.WaitFor(t, "the namespace to be gone from the cache", func() bool {
 		var ns corev1.Namespace
 		return host.GetCache().Get(t.Context(), client.ObjectKey{Name: name}, &ns) != nil
 	})
 	if err := host.GetClient().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the re-created namespace to be engaged", func() bool { return engaged(aware, clusterName) != nil })
+	testcheck.WaitFor(t, "the re-created namespace to be engaged", func() bool { return engaged(aware, clusterName) != nil })
 	if engaged(aware, clusterName) == cl {
 		t.Fatal("a re-created namespace reused the old cluster")
 	}
@@ -85,7 +86,7 @@ func TestIndexFieldIsAppliedOnceToTheHost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the index to find exactly the namespace's own object", func() bool {
+	testcheck.WaitFor(t, "the index to find exactly the namespace's own object", func() bool {
 		var list corev1.ConfigMapList
 		if err := a.GetCache().List(t.Context(), &list, client.MatchingFields{"color": "red"}); err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ func TestFailedEngageIsRetriedWithBackoff(t *testing.T) {
 	if err := host.GetClient().Create(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the refused engage to be retried twice", func() bool { return aware.Count(name) >= 3 && p.FleetStatus().Listed })
+	testcheck.WaitFor(t, "the refused engage to be retried twice", func() bool { return aware.Count(name) >= 3 && p.FleetStatus().Listed })
 	if got := p.FleetStatus().Failing[name]; !strings.Contains(got, "controllers cannot start here") {
 		t.Fatalf("FleetStatus().Failing[%q] = %q, want the refusal", name, got)
 	}
