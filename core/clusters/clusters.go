@@ -218,7 +218,7 @@ func (c *Clusters[T]) add(ctx context.Context, name multicluster.ClusterName, cl
 		e.stop(err)
 		return fmt.Errorf("adding cluster %q: %w", name, err)
 	}
-	prev, err := c.applyIndexes(e)
+	prev, err := c.applyIndexes(e, o.CacheSyncTimeout)
 	if err != nil {
 		e.stop(err)
 		return fmt.Errorf("adding cluster %q: %w", name, err)
@@ -292,8 +292,13 @@ func (c *Clusters[T]) waitForSync(e *entry[T], timeout time.Duration) error {
 
 // applyIndexes applies the recorded indexes until none is pending, then makes the instance
 // visible in the same critical section, so that IndexField calls from then on reach it
-// themselves. It returns the instance it replaced in Get, if any.
-func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
+// themselves. It returns the instance it replaced in Get, if any. Applying an index starts the
+// informer of its kind without waiting for it (controller-runtime's IndexField does not), so
+// after applying any it waits, at most timeout, for the cache to sync again: a cluster is
+// engaged only once every informer it has then has synced (rule 3 of the provider contract),
+// so that a List by an index right after the engagement sees every object.
+func (c *Clusters[T]) applyIndexes(e *entry[T], timeout time.Duration) (prev *entry[T], err error) {
+	synced := true // waitForSync has returned before the first index
 	for applied := 0; ; {
 		c.mu.Lock()
 		if e.ctx.Err() != nil {
@@ -301,7 +306,7 @@ func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
 			return nil, context.Cause(e.ctx)
 		}
 		pending := slices.Clone(c.indexes[applied:])
-		if len(pending) == 0 {
+		if len(pending) == 0 && synced {
 			delete(c.adding, e.name)
 			prev = c.served[e.name]
 			c.served[e.name] = e
@@ -309,6 +314,13 @@ func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
 			return prev, nil
 		}
 		c.mu.Unlock()
+		if len(pending) == 0 {
+			if err := c.waitForSync(e, timeout); err != nil {
+				return nil, err
+			}
+			synced = true
+			continue
+		}
 		for _, idx := range pending {
 			err := c.applyIndex(e.ctx, e, idx)
 			if reason, notServed := NotServed(err); notServed {
@@ -320,6 +332,7 @@ func (c *Clusters[T]) applyIndexes(e *entry[T]) (prev *entry[T], err error) {
 			}
 		}
 		applied += len(pending)
+		synced = false
 	}
 }
 
