@@ -175,7 +175,8 @@ func WithMultiCluster(local manager.Manager, provider multicluster.Provider, mcO
 		if opts.Config == nil {
 			opts.Config = local.GetConfig()
 		}
-		if opts.Logger.GetSink() == nil && opts.Log.GetSink() == nil {
+		// A caller's deprecated Log still wins over the manager's default.
+		if opts.Logger.GetSink() == nil && opts.Log.GetSink() == nil { //nolint:staticcheck // reads the deprecated field on purpose
 			opts.Logger = m.log.WithName("sharding")
 		}
 		coordinator, err := sharding.New(awareFunc(m.engageAwares), opts)

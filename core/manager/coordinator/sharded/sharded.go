@@ -54,7 +54,7 @@ func New(_ client.Client, log logr.Logger, opts ...Option) *Coordinator {
 		LeaseDuration: DefaultLeaseDuration,
 		RenewInterval: DefaultLeaseRenew,
 		RetryPeriod:   DefaultFenceThrottle,
-		Log:           log,
+		Logger:        log,
 	}}
 	for _, o := range opts {
 		o(c)
