@@ -46,6 +46,7 @@ type Backend interface {
 	List(ctx context.Context, list client.ObjectList, o *client.ListOptions, only map[multicluster.ClusterName]bool) (Listed, error)
 	// AddEventHandler tells handler about the objects of obj's type of every engaged cluster,
 	// present and future, as Reader.AddEventHandler says, until the Subscription is removed.
+	// obj and handler are never nil: the Reader refuses those.
 	// When some clusters cannot be followed yet it returns the Subscription with a
 	// *PartialError naming them.
 	AddEventHandler(ctx context.Context, obj client.Object, handler Handler) (Subscription, error)

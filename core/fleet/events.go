@@ -109,9 +109,6 @@ func (reg *Registration) HasSynced() bool { return reg.sub.HasSynced() }
 // AddEventHandler is the clusterReader's Backend.AddEventHandler: one event handler on the
 // informer of the type in each engaged cluster's cache.
 func (r *clusterReader) AddEventHandler(ctx context.Context, obj client.Object, handler Handler) (Subscription, error) {
-	if obj == nil || handler == nil {
-		return nil, errors.New("fleet: AddEventHandler needs an object and a handler")
-	}
 	reg := &registration{
 		r: r, obj: obj, handler: handler,
 		removed: make(chan struct{}),
@@ -161,9 +158,7 @@ type subscription struct {
 	handle   toolscache.ResourceEventHandlerRegistration
 }
 
-// Remove removes the handler from every cluster's informer. Once Remove has returned the
-// handler is not called any more; it waits for a call in progress, so it must not be called
-// from the handler itself. Removing twice, or a nil registration, does nothing.
+// Remove is Registration.Remove: the handler comes off every cluster's informer.
 func (reg *registration) Remove() {
 	if reg == nil {
 		return
@@ -186,9 +181,7 @@ func (reg *registration) Remove() {
 	defer reg.deliver.Unlock()
 }
 
-// HasSynced reports whether the handler has been told about every object of the clusters
-// engaged so far that it could be added to: each has been tried, and the informers it was added
-// to have delivered their initial lists. Clusters it is waiting to try again do not count.
+// HasSynced is Registration.HasSynced.
 func (reg *registration) HasSynced() bool {
 	if reg.pending.Load() > 0 {
 		return false

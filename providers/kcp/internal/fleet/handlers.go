@@ -5,7 +5,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -33,9 +32,6 @@ import (
 // only. OnUpdate is also called on every resync of the shared informer; OnDelete gets the last
 // state known, which may be stale when the watch missed the deletion.
 func (b *Backend) AddEventHandler(ctx context.Context, obj client.Object, handler corefleet.Handler) (corefleet.Subscription, error) {
-	if obj == nil || handler == nil {
-		return nil, errors.New("kcp provider: AddEventHandler needs an object and a handler")
-	}
 	r := &subscription{b: b, obj: obj, handler: handler, subs: map[*cache.Wildcard]*endpointSub{}}
 	failed := map[multicluster.ClusterName]error{}
 	tried := 0
