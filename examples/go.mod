@@ -23,7 +23,7 @@ require (
 	mcr.dev/providers/kubeconfig v0.0.0
 	mcr.dev/providers/milo v0.0.0
 	sigs.k8s.io/cluster-api/api v1.14.2
-	sigs.k8s.io/cluster-inventory-api v0.1.2
+	sigs.k8s.io/cluster-inventory-api v0.1.3
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/kind v0.33.0
 	sigs.k8s.io/yaml v1.6.0

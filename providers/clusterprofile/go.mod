@@ -12,7 +12,7 @@ require (
 	k8s.io/klog/v2 v2.140.0
 	mcr.dev/conformance v0.0.0
 	mcr.dev/core v0.0.0
-	sigs.k8s.io/cluster-inventory-api v0.1.2
+	sigs.k8s.io/cluster-inventory-api v0.1.3
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/yaml v1.6.0
 )

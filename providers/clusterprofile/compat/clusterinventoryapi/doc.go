@@ -12,7 +12,8 @@
 //
 // How the options map onto mcr's clusterprofile.Options:
 //
-//   - KubeconfigStrategyOption.CredentialsProvider.Provider becomes AccessProviders.
+//   - KubeconfigStrategyOption.AccessProvider.Provider (upstream main's name; v0.24.1's
+//     CredentialsProvider is kept as a deprecated alias) becomes AccessProviders.
 //     New checks it with clusterprofile.ValidateProviderConfig, which upstream does not: every
 //     provider needs a unique name and an execConfig with a command and apiVersion
 //     client.authentication.k8s.io/v1 or v1beta1, and the profile-sourced policies must be

@@ -27,7 +27,7 @@ type Options struct {
 	ClusterOptions []cluster.Option
 
 	// KubeconfigStrategyOption says where members' credentials come from: exactly one of its
-	// Secret and CredentialsProvider must be set.
+	// Secret and AccessProvider (or the deprecated CredentialsProvider) must be set.
 	KubeconfigStrategyOption kubeconfigstrategy.Option
 
 	// NewCluster is not supported: mcr's provider builds, starts and stops member clusters
@@ -69,24 +69,33 @@ func translate(opts Options) (clusterprofile.Options, error) {
 		return o, errors.New("Options.NewCluster is not supported: the provider builds member clusters itself with cluster.New; use Options.ClusterOptions, or mcr.dev/providers/clusterprofile (RESTOptions, ClusterOptions)")
 	}
 	strategy := opts.KubeconfigStrategyOption
+	// CredentialsProvider is the deprecated name of AccessProvider, checked as upstream's main
+	// branch does.
+	accessProvider := strategy.AccessProvider
+	if strategy.CredentialsProvider != nil {
+		if accessProvider != nil {
+			return o, errors.New("KubeconfigStrategyOption: only one of AccessProvider or CredentialsProvider can be provided")
+		}
+		accessProvider = strategy.CredentialsProvider
+	}
 	switch {
-	case strategy.Secret == nil && strategy.CredentialsProvider == nil:
-		return o, errors.New("KubeconfigStrategyOption: either CredentialsProvider or Secret must be provided")
-	case strategy.Secret != nil && strategy.CredentialsProvider != nil:
-		return o, errors.New("KubeconfigStrategyOption: only one of CredentialsProvider or Secret can be provided")
+	case strategy.Secret == nil && accessProvider == nil:
+		return o, errors.New("KubeconfigStrategyOption: either AccessProvider or Secret must be provided")
+	case strategy.Secret != nil && accessProvider != nil:
+		return o, errors.New("KubeconfigStrategyOption: only one of AccessProvider or Secret can be provided")
 	case strategy.Secret != nil:
 		if strategy.Secret.ConsumerName == "" {
 			return o, errors.New("KubeconfigStrategyOption.Secret: ConsumerName must be set")
 		}
 		o.Secret = &clusterprofile.SecretStrategy{ConsumerName: strategy.Secret.ConsumerName}
 	default:
-		if strategy.CredentialsProvider.Provider == nil {
-			return o, errors.New("KubeconfigStrategyOption.CredentialsProvider: Provider must be set")
+		if accessProvider.Provider == nil {
+			return o, errors.New("KubeconfigStrategyOption.AccessProvider: Provider must be set")
 		}
-		if err := clusterprofile.ValidateProviderConfig(strategy.CredentialsProvider.Provider); err != nil {
-			return o, fmt.Errorf("KubeconfigStrategyOption.CredentialsProvider: %w", err)
+		if err := clusterprofile.ValidateProviderConfig(accessProvider.Provider); err != nil {
+			return o, fmt.Errorf("KubeconfigStrategyOption.AccessProvider: %w", err)
 		}
-		o.AccessProviders = strategy.CredentialsProvider.Provider
+		o.AccessProviders = accessProvider.Provider
 	}
 	return o, nil
 }

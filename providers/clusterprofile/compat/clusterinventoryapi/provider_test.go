@@ -56,14 +56,34 @@ func TestNewRefusesOptionsItCannotHonour(t *testing.T) {
 	}{
 		"no strategy": {
 			opts: clusterinventoryapi.Options{},
-			want: "either CredentialsProvider or Secret must be provided",
+			want: "either AccessProvider or Secret must be provided",
 		},
 		"both strategies": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
 				Secret:              &kubeconfigstrategy.SecretStrategyOption{ConsumerName: "c"},
 				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid},
 			}},
-			want: "only one of CredentialsProvider or Secret",
+			want: "only one of AccessProvider or Secret",
+		},
+		"both names of the access-provider strategy": {
+			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
+				AccessProvider:      &kubeconfigstrategy.AccessProviderOption{Provider: valid},
+				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid},
+			}},
+			want: "only one of AccessProvider or CredentialsProvider",
+		},
+		"AccessProvider and Secret": {
+			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
+				Secret:         &kubeconfigstrategy.SecretStrategyOption{ConsumerName: "c"},
+				AccessProvider: &kubeconfigstrategy.AccessProviderOption{Provider: valid},
+			}},
+			want: "only one of AccessProvider or Secret",
+		},
+		"AccessProvider without provider": {
+			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
+				AccessProvider: &kubeconfigstrategy.AccessProviderOption{},
+			}},
+			want: "Provider must be set",
 		},
 		"Secret without consumer": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
@@ -194,6 +214,21 @@ func TestUpstreamUsage(t *testing.T) {
 				Cluster: clientcmdv1.Cluster{Server: member.Host(), CertificateAuthorityData: member.Config().CAData},
 			}}}
 			return kubeconfigstrategy.Option{CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: providers}}, status
+		},
+	}, {
+		// Upstream main's name of the same strategy (multicluster-runtime PR 164).
+		name: "AccessProvider",
+		exec: true,
+		setUp: func(t *testing.T, _ string) (kubeconfigstrategy.Option, v1alpha1.ClusterProfileStatus) {
+			providers, err := access.NewFromFile(providerFile(t, memberToken(t, member)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := v1alpha1.ClusterProfileStatus{AccessProviders: []v1alpha1.AccessProvider{{
+				Name:    "token",
+				Cluster: clientcmdv1.Cluster{Server: member.Host(), CertificateAuthorityData: member.Config().CAData},
+			}}}
+			return kubeconfigstrategy.Option{AccessProvider: &kubeconfigstrategy.AccessProviderOption{Provider: providers}}, status
 		},
 	}}
 	for _, tc := range tests {

@@ -8,7 +8,9 @@
 //
 // Option picks exactly one strategy, as upstream requires:
 //
-//   - CredentialsProviderOption: the operator's KEP-5339 access providers (an *access.Config of
+//   - AccessProviderOption (Option.AccessProvider; v0.24.1's names CredentialsProviderOption and
+//     Option.CredentialsProvider are kept as deprecated aliases, as on upstream's main branch):
+//     the operator's KEP-5339 access providers (an *access.Config of
 //     sigs.k8s.io/cluster-inventory-api/pkg/access, e.g. from access.NewFromFile). It becomes
 //     Options.AccessProviders of mcr.dev/providers/clusterprofile.
 //   - SecretStrategyOption: the kubeconfig in the "Config" key of the Secret in the profile's

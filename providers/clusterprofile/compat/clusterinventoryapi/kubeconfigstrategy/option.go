@@ -24,12 +24,19 @@ const (
 	SecretDataKeyKubeConfig = clusterprofile.SecretDataKey
 )
 
-// Option selects the strategy; exactly one of its fields must be set.
+// Option selects the strategy: exactly one of Secret and AccessProvider (or its deprecated name
+// CredentialsProvider) must be set.
 type Option struct {
 	// Secret selects the Secret strategy.
 	Secret *SecretStrategyOption
 
-	// CredentialsProvider selects the KEP-5339 access-provider strategy.
+	// AccessProvider selects the KEP-5339 access-provider strategy (upstream's main branch
+	// name, multicluster-runtime PR 164).
+	AccessProvider *AccessProviderOption
+
+	// CredentialsProvider selects the KEP-5339 access-provider strategy: v0.24.1's name.
+	//
+	// Deprecated: use AccessProvider; setting both is an error.
 	CredentialsProvider *CredentialsProviderOption
 }
 
@@ -40,9 +47,15 @@ type SecretStrategyOption struct {
 	ConsumerName string
 }
 
-// CredentialsProviderOption configures the access-provider strategy.
-type CredentialsProviderOption struct {
+// AccessProviderOption configures the access-provider strategy.
+type AccessProviderOption struct {
 	// Provider is the operator's access provider configuration, as access.NewFromFile
 	// returns it. Required.
 	Provider *access.Config
 }
+
+// CredentialsProviderOption is v0.24.1's name of AccessProviderOption, an alias so that
+// programs of either upstream version compile.
+//
+// Deprecated: use AccessProviderOption.
+type CredentialsProviderOption = AccessProviderOption
