@@ -19,6 +19,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -139,20 +140,5 @@ func TestConformance(t *testing.T) {
 		},
 	}}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.MemberReadiness,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.SourceRestart,
-			conformance.PeriodicResync,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/clusterapi",
-		},
-	})
+	conformance.Run(t, harness, mcrproviders.Options("clusterapi"))
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -158,20 +159,5 @@ func TestConformance(t *testing.T) {
 		},
 	}}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.MemberReadiness,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.SourceRestart,
-			conformance.PeriodicResync,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/clusterprofile",
-		},
-	})
+	conformance.Run(t, harness, mcrproviders.Options("clusterprofile"))
 }

@@ -16,6 +16,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -69,22 +70,9 @@ func TestConformance(t *testing.T) {
 		Resync: resync,
 	}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.PeriodicResync,
-			// Not SourceRestart: the source of truth is the local filesystem, which has no outage
-			// to survive.
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/file",
-		},
-	})
+	// Not MemberReadiness: a kubeconfig file carries no readiness. Not SourceRestart: the source
+	// of truth is the local filesystem, which has no outage to survive.
+	conformance.Run(t, harness, mcrproviders.Options("file", conformance.MemberReadiness, conformance.SourceRestart))
 }
 
 // withContextName renames the current context of a kubeconfig, and its cluster and user, to name.

@@ -29,6 +29,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -36,19 +37,6 @@ import (
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
 )
-
-// The conformance suite runs once per topology, in one Ginkgo suite (Ginkgo allows one per test
-// binary): every extended feature is claimed in both.
-var conformanceFeatures = []conformance.Feature{
-	conformance.CredentialRotation,
-	conformance.MemberReadiness,
-	conformance.EngageErrorRecovery,
-	conformance.Scale,
-	conformance.UnresponsiveMembers,
-	conformance.CredentialHygiene,
-	conformance.SourceRestart,
-	conformance.PeriodicResync,
-}
 
 // conformanceResync is the ResyncPeriod of the providers under test: short, for
 // NoReengageOnResync.
@@ -94,14 +82,11 @@ var (
 )
 
 func conformanceOptions(topology gardener.Topology) conformance.Options {
-	return conformance.Options{
-		Features:   conformanceFeatures,
-		ReportPath: conformanceReports[topology],
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/gardener (" + string(topology) + " topology)",
-		},
-	}
+	// The suite runs once per topology, in one Ginkgo suite (Ginkgo allows one per test binary):
+	// every extended feature is claimed in both.
+	o := mcrproviders.Options("gardener (" + string(topology) + " topology)")
+	o.ReportPath = conformanceReports[topology]
+	return o
 }
 
 // TestConformance runs the mcr conformance suite against both topologies: the garden one, where

@@ -20,6 +20,7 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -190,17 +191,8 @@ func TestConformance(t *testing.T) {
 		host:  host,
 		links: []*envtest.Forwarder{host, linkA, linkB},
 	}
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.MemberReadiness,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.PeriodicResync,
-			conformance.SourceRestart,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/kcp",
-		},
-	})
+	// Not CredentialRotation, nor UnresponsiveMembers and CredentialHygiene, which plant
+	// kubeconfigs: logical clusters have no credentials of their own.
+	conformance.Run(t, harness, mcrproviders.Options("kcp",
+		conformance.CredentialRotation, conformance.UnresponsiveMembers, conformance.CredentialHygiene))
 }

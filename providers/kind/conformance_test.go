@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -61,20 +62,8 @@ func TestConformance(t *testing.T) {
 		Resync: resync,
 	}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.PeriodicResync,
-			// Not SourceRestart: the source of truth is the kind command line over the container
-			// engine (here the stand-in), not an apiserver the test could take down.
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/kind",
-		},
-	})
+	// Not MemberReadiness: a kind cluster carries no readiness. Not SourceRestart: the source of
+	// truth is the kind command line over the container engine (here the stand-in), not an
+	// apiserver the test could take down.
+	conformance.Run(t, harness, mcrproviders.Options("kind", conformance.MemberReadiness, conformance.SourceRestart))
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
@@ -103,19 +104,6 @@ func TestConformance(t *testing.T) {
 		},
 	}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.SourceRestart,
-			conformance.PeriodicResync,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/kubeconfig",
-		},
-	})
+	// Not MemberReadiness: a kubeconfig Secret carries no readiness.
+	conformance.Run(t, harness, mcrproviders.Options("kubeconfig", conformance.MemberReadiness))
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
@@ -190,19 +191,10 @@ func newHarness(mode milo.Mode, grace time.Duration) *miloHarness {
 }
 
 func conformanceOptions(mode milo.Mode) conformance.Options {
-	o := conformance.Options{
-		Features: []conformance.Feature{
-			conformance.MemberReadiness,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.SourceRestart,
-			conformance.PeriodicResync,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/milo (" + string(mode) + " mode)",
-		},
-	}
+	// Not CredentialRotation, nor UnresponsiveMembers and CredentialHygiene, which plant
+	// kubeconfigs: a Milo project has no credentials of its own.
+	o := mcrproviders.Options("milo ("+string(mode)+" mode)",
+		conformance.CredentialRotation, conformance.UnresponsiveMembers, conformance.CredentialHygiene)
 	if path := os.Getenv(conformance.ReportEnv); path != "" {
 		o.ReportPath = path + "." + string(mode)
 	}
