@@ -22,6 +22,7 @@ var needs = map[string][]string{
 	IndexExistingClusters:        {EngageOnAdd},
 	IndexFutureClusters:          {EngageOnAdd, EngagePreexisting},
 	IndexIsolation:               {EngageOnAdd},
+	CacheSyncedAtEngage:          {EngageOnAdd, EngagePreexisting},
 	NameStability:                {EngagePreexisting},
 	ConcurrentGet:                {EngageOnAdd, DisengageOnDelete},
 	NoGoroutineLeak:              {EngageOnAdd, DisengageOnDelete},
@@ -34,6 +35,8 @@ var needs = map[string][]string{
 	NoCredentialsReported:        {EngageOnAdd},
 	SurvivesSourceRestart:        {EngagePreexisting, DisengageOnDelete},
 	NoReengageOnResync:           {EngageOnAdd},
+	RepeatedCredentialRotation:   {EngageOnAdd},
+	ServedAcrossResyncs:          {EngageOnAdd},
 }
 
 // dependencySkipPrefix starts the message of a test skipped because a rule it needs failed.

@@ -34,6 +34,9 @@ type engagement struct {
 	deadAtEngage bool
 	// endedAt is when ctx ended (UnixNano), 0 while it is alive.
 	endedAt atomic.Int64
+	// atEngage is what the probe's atEngage check found wrong with the cluster when Engage was
+	// called, "" when nothing (or no check was set).
+	atEngage string
 }
 
 func (e *engagement) live() bool { return e.ctx.Err() == nil }
@@ -65,6 +68,9 @@ type probe struct {
 	stopping atomic.Bool
 	// onEngage, when set, is called for every Engage, under the probe's lock.
 	onEngage func()
+	// checkAtEngage, when set, looks at the cluster while Engage runs, before it returns (what
+	// must already hold when a cluster is engaged), and says what is wrong, "" if nothing.
+	checkAtEngage func(multicluster.ClusterName, cluster.Cluster) string
 }
 
 var _ multicluster.Aware = &probe{}
@@ -76,6 +82,13 @@ func newProbe() *probe {
 // Engage records the engagement and succeeds, unless told to fail it.
 func (p *probe) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
 	p.mu.Lock()
+	check := p.checkAtEngage
+	p.mu.Unlock()
+	var atEngage string
+	if check != nil && cl != nil {
+		atEngage = check(name, cl)
+	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cl == nil {
 		p.violations = append(p.violations, fmt.Sprintf("Engage(%q) was called with a nil cluster", name))
@@ -85,7 +98,7 @@ func (p *probe) Engage(ctx context.Context, name multicluster.ClusterName, cl cl
 		p.violations = append(p.violations, fmt.Sprintf("Engage(%q) was called with a nil context", name))
 		return fmt.Errorf("conformance probe: Engage(%q) with a nil context", name)
 	}
-	e := &engagement{seq: len(p.all) + 1, name: name, cluster: cl, ctx: ctx, at: time.Now()}
+	e := &engagement{seq: len(p.all) + 1, name: name, cluster: cl, ctx: ctx, at: time.Now(), atEngage: atEngage}
 	context.AfterFunc(ctx, func() { e.endedAt.Store(time.Now().UnixNano()) })
 	if ctx.Err() != nil {
 		e.deadAtEngage = true
@@ -121,6 +134,13 @@ func (p *probe) failFirstEngage(match func(multicluster.ClusterName) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failIf = match
+}
+
+// setCheckAtEngage sets the check made of every cluster while Engage runs.
+func (p *probe) setCheckAtEngage(check func(multicluster.ClusterName, cluster.Cluster) string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checkAtEngage = check
 }
 
 // of returns the engagements of name, oldest first.

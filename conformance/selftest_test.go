@@ -111,14 +111,15 @@ var brokenProviders = []brokenProvider{
 		fails:   []string{conformance.EngageOnAdd}},
 	{name: "IgnorePreexisting", faults: reference.Faults{IgnorePreexisting: true},
 		catches: "ignores members that exist at Start (multicluster-runtime PR #49)",
-		fails:   []string{conformance.EngagePreexisting, conformance.IndexFutureClusters, conformance.NameStability}},
+		fails:   []string{conformance.EngagePreexisting, conformance.IndexFutureClusters, conformance.CacheSyncedAtEngage, conformance.NameStability}},
 	{name: "CopyOnGet", faults: reference.Faults{CopyOnGet: true}, manager: true,
 		catches: "Get returns a new wrapper instead of the engaged cluster",
-		fails:   []string{conformance.GetReturnsEngaged, conformance.ScaleEngageDisengage}},
+		fails: []string{conformance.GetReturnsEngaged, conformance.ScaleEngageDisengage, conformance.RepeatedCredentialRotation,
+			conformance.ServedAcrossResyncs}},
 	{name: "ReconcileContext", faults: reference.Faults{ReconcileContext: true},
 		catches: "engages with a context that ends with the engaging reconcile",
 		fails: []string{conformance.EngageContextLifetime, conformance.NoReengageOnUpdate, conformance.SurvivesSourceRestart,
-			conformance.NoReengageOnResync}},
+			conformance.NoReengageOnResync, conformance.ServedAcrossResyncs}},
 	{name: "ReengageOnUpdate", faults: reference.Faults{ReengageOnUpdate: true},
 		catches: "engages a new cluster on every write of the member's entry",
 		fails:   []string{conformance.NoReengageOnUpdate}},
@@ -135,13 +136,13 @@ var brokenProviders = []brokenProvider{
 		fails:   []string{conformance.NotFoundForUnknown}},
 	{name: "IndexOnlyExisting", faults: reference.Faults{IndexOnlyExisting: true},
 		catches: "IndexField reaches only the clusters engaged at the time",
-		fails:   []string{conformance.IndexFutureClusters}},
+		fails:   []string{conformance.IndexFutureClusters, conformance.CacheSyncedAtEngage}},
 	{name: "IndexOnlyFuture", faults: reference.Faults{IndexOnlyFuture: true},
 		catches: "IndexField reaches only clusters engaged later",
 		fails:   []string{conformance.IndexExistingClusters, conformance.IndexFutureClusters, conformance.IndexIsolation}},
 	{name: "IndexTwice", faults: reference.Faults{IndexTwice: true},
 		catches: "applies indexes recorded before Start twice (multicluster-runtime PR #180)",
-		fails:   []string{conformance.IndexFutureClusters}},
+		fails:   []string{conformance.IndexFutureClusters, conformance.CacheSyncedAtEngage}},
 	{name: "FleetWideList", faults: reference.Faults{FleetWideList: true},
 		catches: "an indexed List returns the objects of every cluster",
 		fails:   []string{conformance.IndexIsolation}},
@@ -165,10 +166,10 @@ var brokenProviders = []brokenProvider{
 		fails:   []string{conformance.ReengageWhenReady}},
 	{name: "IgnoreCredentialChange", faults: reference.Faults{IgnoreCredentialChange: true},
 		catches: "keeps the old cluster when the kubeconfig changes",
-		fails:   []string{conformance.ReengageOnCredentialRotation}},
+		fails:   []string{conformance.ReengageOnCredentialRotation, conformance.RepeatedCredentialRotation}},
 	{name: "RotationKeepsOld", faults: reference.Faults{RotationKeepsOld: true},
 		catches: "engages the new cluster after a rotation but leaves the old one engaged",
-		fails:   []string{conformance.ReengageOnCredentialRotation}},
+		fails:   []string{conformance.ReengageOnCredentialRotation, conformance.RepeatedCredentialRotation}},
 	{name: "NoRetry", faults: reference.Faults{NoRetry: true},
 		catches: "gives up on a member after a failed Engage",
 		fails:   []string{conformance.RetryAfterEngageError}},
@@ -203,8 +204,24 @@ var brokenProviders = []brokenProvider{
 	// keeps a member engaged for longer may catch it too.
 	{name: "ReengageOnResync", faults: reference.Faults{ReengageOnResync: true},
 		catches: "engages every member again on every periodic resync",
-		fails:   []string{conformance.NoReengageOnResync},
-		mayFail: allBut(conformance.NoReengageOnResync, conformance.NotFoundForUnknown, conformance.CleanStop, conformance.NoGoroutineLeak)},
+		fails:   []string{conformance.NoReengageOnResync, conformance.ServedAcrossResyncs},
+		mayFail: allBut(conformance.NoReengageOnResync, conformance.ServedAcrossResyncs, conformance.NotFoundForUnknown, conformance.CleanStop,
+			conformance.NoGoroutineLeak)},
+	{name: "EngageBeforeIndexSync", faults: reference.Faults{EngageBeforeIndexSync: true}, manager: true,
+		catches: "engages a cluster right after applying its indexes, before the informers they start have synced",
+		fails:   []string{conformance.CacheSyncedAtEngage}},
+	{name: "GetKeepsFirst", faults: reference.Faults{GetKeepsFirst: true},
+		catches: "Get keeps returning the first cluster of a name until the member is disengaged, also after a rotation",
+		fails:   []string{conformance.RepeatedCredentialRotation}},
+	{name: "RotationBackoff", faults: reference.Faults{RotationBackoff: true},
+		catches: "re-engages a member for a credential change at most once an hour: the second rotation in a row waits",
+		fails:   []string{conformance.RepeatedCredentialRotation}},
+	// It stops a cluster four resyncs (seconds) after engaging it, so every test that keeps
+	// using a cluster for longer may catch it too.
+	{name: "StopOnResync", faults: reference.Faults{StopOnResync: true},
+		catches: "stops a member's cluster on its fourth resync (an idle-client cleanup) but keeps it engaged",
+		fails:   []string{conformance.ServedAcrossResyncs},
+		mayFail: allBut(conformance.ServedAcrossResyncs, conformance.NotFoundForUnknown, conformance.CleanStop, conformance.NoGoroutineLeak)},
 }
 
 // syncContextFails are the tests that SyncContext fails: every test that uses an engaged
@@ -215,12 +232,13 @@ var syncContextFails = []string{
 	conformance.IndexIsolation, conformance.NameStability, conformance.NoGoroutineLeak,
 	conformance.ReengageOnCredentialRotation, conformance.ReengageWhenReady, conformance.RetryAfterEngageError,
 	conformance.ScaleEngageDisengage, conformance.NoDelayBehindUnresponsive, conformance.SurvivesSourceRestart,
-	conformance.NoReengageOnResync,
+	conformance.NoReengageOnResync, conformance.RepeatedCredentialRotation, conformance.ServedAcrossResyncs,
 }
 
 // syncContextMayFail: ConcurrentGet passes if a Get catches one of SyncContext's clusters in the
-// moment between Engage and the end of its context, and fails naming the dead context if none does.
-var syncContextMayFail = []string{conformance.ConcurrentGet}
+// moment between Engage and the end of its context, and fails naming the dead context if none does;
+// CacheSyncedAtEngage passes when its waits for an Engage end before the dead contexts are known.
+var syncContextMayFail = []string{conformance.ConcurrentGet, conformance.CacheSyncedAtEngage}
 
 // allBut returns the IDs of every test except those given.
 func allBut(except ...string) []string {

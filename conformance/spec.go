@@ -426,3 +426,44 @@ func dataIndexer(key string) client.IndexerFunc {
 func (s *spec) indexFieldName(short string) string {
 	return fmt.Sprintf("conformance.mcr.dev/%s-%d", short, nameSeq.Add(1))
 }
+
+// readContext bounds one read through an engaged cluster (see readTimeout).
+func (s *spec) readContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, s.readTimeout())
+}
+
+// expectGetReturns waits until Get(m.Name) returns the cluster of e; when says when it must.
+// A Get that keeps returning another cluster instance for the Stable window fails then, not
+// after the timeout: the engaged instance is there to be returned, so another one is the wrong
+// answer, not a delay.
+func (s *spec) expectGetReturns(in *instance, e *engagement, m Member, when string) {
+	var otherSince time.Time
+	using := s.usingEngagement(in, e)
+	blocked := func() (time.Time, error) {
+		if at, cause := using(); cause != nil {
+			return at, cause
+		}
+		if otherSince.IsZero() {
+			return time.Time{}, nil
+		}
+		return otherSince.Add(s.opts.Timeouts.Stable), fmt.Errorf("Get(%q) has kept returning another cluster instance than the engaged one "+
+			"(for %s)", m.Name, time.Since(otherSince).Round(time.Millisecond))
+	}
+	s.eventuallyUnless(s.opts.Timeouts.Engage, blocked, func() error {
+		cl, err := in.get(s.ctx, m.Name)
+		if err == nil && cl != nil && !sameCluster(cl, e.cluster) {
+			if otherSince.IsZero() {
+				otherSince = time.Now()
+			}
+			return fmt.Errorf("Get(%q) returned %T %p, but %T %p was engaged", m.Name, cl, cl, e.cluster, e.cluster)
+		}
+		otherSince = time.Time{}
+		switch {
+		case err != nil:
+			return fmt.Errorf("Get(%q): %w", m.Name, err)
+		case cl == nil:
+			return fmt.Errorf("Get(%q) returned (nil, nil)", m.Name)
+		}
+		return nil
+	}, "Get(%q) must return the engaged cluster %s", m.Name, when)
+}

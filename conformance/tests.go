@@ -32,6 +32,7 @@ const (
 	IndexExistingClusters        = "IndexExistingClusters"
 	IndexFutureClusters          = "IndexFutureClusters"
 	IndexIsolation               = "IndexIsolation"
+	CacheSyncedAtEngage          = "CacheSyncedAtEngage"
 	NameStability                = "NameStability"
 	ConcurrentGet                = "ConcurrentGet"
 	CleanStop                    = "CleanStop"
@@ -45,6 +46,8 @@ const (
 	NoCredentialsReported        = "NoCredentialsReported"
 	SurvivesSourceRestart        = "SurvivesSourceRestart"
 	NoReengageOnResync           = "NoReengageOnResync"
+	RepeatedCredentialRotation   = "RepeatedCredentialRotation"
+	ServedAcrossResyncs          = "ServedAcrossResyncs"
 )
 
 // catalog is the ordered list of tests; Tests returns copies.
@@ -69,6 +72,8 @@ var catalog = []Test{
 		Must: "Indexes added before Start or between engagements MUST apply to every cluster engaged later, each exactly once, without duplicate-index errors."},
 	{ID: IndexIsolation, Feature: Core, run: testIndexIsolation,
 		Must: "A field-indexed List on one cluster MUST return only that cluster's objects."},
+	{ID: CacheSyncedAtEngage, Feature: Core, run: testCacheSyncedAtEngage,
+		Must: "A member's cache MUST have synced when it is engaged: when Engage is called, an index registered before the member existed is in place, the informer it started has synced, and a List by it sees every object the member holds."},
 	{ID: NameStability, Feature: Core, run: testNameStability,
 		Must: "A new provider instance on the same source of truth (a restart) MUST engage every member under the same name, reaching the same member."},
 	{ID: ConcurrentGet, Feature: Core, run: testConcurrentGet,
@@ -95,6 +100,10 @@ var catalog = []Test{
 		Must: "Through an outage of the source of truth, an unchanged member MUST stay engaged, once; after it, members added or deleted MUST be engaged or disengaged."},
 	{ID: NoReengageOnResync, Feature: PeriodicResync, run: testNoReengageOnResync,
 		Must: "A periodic resync of an unchanged source of truth MUST NOT end an engage context or engage a member again."},
+	{ID: RepeatedCredentialRotation, Feature: CredentialRotation, run: testRepeatedCredentialRotation,
+		Must: "Every one of several credential rotations in a row MUST end the old engage context and engage a new cluster that works after the old credentials are revoked, and Get MUST return that new cluster after each."},
+	{ID: ServedAcrossResyncs, Feature: PeriodicResync, run: testServedAcrossResyncs,
+		Must: "A member engaged for several resync periods MUST stay served: its engage context alive, Get returning its cluster, and that cluster's cache seeing objects written after the resyncs."},
 }
 
 // Tests returns the suite's tests in the order they run.

@@ -46,18 +46,7 @@ func testGetReturnsEngaged(s *spec) {
 	in := s.start()
 	m := s.create("get")
 	e := s.waitEngaged(in, m)
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
-		cl, err := in.get(s.ctx, m.Name)
-		switch {
-		case err != nil:
-			return fmt.Errorf("Get(%q): %w", m.Name, err)
-		case cl == nil:
-			return fmt.Errorf("Get(%q) returned (nil, nil)", m.Name)
-		case !sameCluster(cl, e.cluster):
-			return fmt.Errorf("Get(%q) returned %T %p, but %T %p was engaged", m.Name, cl, cl, e.cluster, e.cluster)
-		}
-		return nil
-	}, "Get(%q) must return the engaged cluster", m.Name)
+	s.expectGetReturns(in, e, m, "once it was engaged")
 }
 
 func testEngageContextLifetime(s *spec) {

@@ -105,7 +105,22 @@ type Faults struct {
 	ReengageAfterSourceLoss bool
 	// ReengageOnResync engages every member again, with new clusters, on every periodic resync.
 	ReengageOnResync bool
+	// EngageBeforeIndexSync engages a cluster right after applying its indexes, without waiting
+	// for the informers they start to sync (controller-runtime's IndexField does not wait).
+	EngageBeforeIndexSync bool
+	// GetKeepsFirst makes Get return the first cluster it returned for a name until the member
+	// is disengaged: a rotation's new cluster is engaged, but Get still returns the old one.
+	GetKeepsFirst bool
+	// RotationBackoff re-engages a member for a credential change at most once an hour (a
+	// guard against flapping): the first rotation works, the next one waits.
+	RotationBackoff bool
+	// StopOnResync stops a member's cluster on the stopOnResync-th resync after it was engaged
+	// (an idle-client cleanup that ignores engagement) but keeps it engaged.
+	StopOnResync bool
 }
+
+// stopOnResync is the resync on which StopOnResync stops a cluster.
+const stopOnResync = 4
 
 // retryDelay is how long the provider waits before retrying a failed engagement.
 const retryDelay = 200 * time.Millisecond
@@ -158,6 +173,10 @@ type Provider struct {
 	sourceLost bool
 	// serial is held by an access check with SerialAccessCheck.
 	serial sync.Mutex
+	// gotten is what Get returned per name (GetKeepsFirst).
+	gotten map[multicluster.ClusterName]cluster.Cluster
+	// rotatedAt is when a member was last re-engaged for a credential change (RotationBackoff).
+	rotatedAt map[string]time.Time
 }
 
 type index struct {
@@ -177,6 +196,7 @@ type engaged struct {
 	cancel     context.CancelFunc // ends the engage context
 	stop       context.CancelFunc // stops the cluster
 	done       chan struct{}      // closed when the cluster's Start returned
+	resyncs    int                // resyncs seen while engaged (StopOnResync)
 }
 
 // New returns a provider over inv with the given faults (none for a correct provider).
@@ -187,6 +207,7 @@ func New(inv *Inventory, faults Faults) *Provider {
 		engaged: map[string]*engaged{}, inflight: map[string]bool{}, retryAt: map[string]time.Time{},
 		gaveUp: map[string]int{}, wasUnready: map[string]bool{}, stale: map[string]*engaged{},
 		engagingName: map[string]bool{}, kick: make(chan struct{}, 1),
+		gotten: map[multicluster.ClusterName]cluster.Cluster{}, rotatedAt: map[string]time.Time{},
 	}
 }
 
@@ -275,6 +296,15 @@ func (p *Provider) clusterName(member string) multicluster.ClusterName {
 
 // resync reads the whole inventory again, as a periodic resync does.
 func (p *Provider) resync() {
+	if p.faults.StopOnResync {
+		p.mu.Lock()
+		for _, e := range p.engaged {
+			if e.resyncs++; e.resyncs == stopOnResync {
+				e.stop()
+			}
+		}
+		p.mu.Unlock()
+	}
 	p.reconcileWith(p.faults.ReengageOnResync)
 }
 
@@ -331,6 +361,12 @@ func (p *Provider) reconcileWith(force bool) {
 		if p.inflight[member] || time.Now().Before(p.retryAt[member]) {
 			continue
 		}
+		if p.faults.RotationBackoff && cur != nil && !bytes.Equal(cur.kubeconfig, e.Kubeconfig) {
+			if at, ok := p.rotatedAt[member]; ok && time.Since(at) < time.Hour {
+				continue
+			}
+			p.rotatedAt[member] = time.Now()
+		}
 		if p.faults.MaxClusters > 0 && cur == nil && len(p.engaged)+len(p.inflight) >= p.faults.MaxClusters {
 			continue
 		}
@@ -356,6 +392,7 @@ func (p *Provider) disengageLocked(member string) {
 		return
 	}
 	delete(p.engaged, member)
+	delete(p.gotten, cur.name)
 	if p.faults.StaleGet {
 		p.stale[member] = cur
 	}
@@ -452,6 +489,14 @@ func (p *Provider) engageOnce(member string, entry Entry) error {
 				return abort(fmt.Errorf("indexing %q: %w", idx.field, err))
 			}
 		}
+		// Applying an index starts the informer of its kind without waiting for it: wait
+		// again, so that the cluster is engaged with a synced cache (rule 3).
+		if len(pending) > 0 && !p.faults.EngageBeforeIndexSync {
+			if err := waitForSync(e.ctx, e.cluster); err != nil {
+				p.indexMu.Unlock()
+				return abort(err)
+			}
+		}
 	}
 	p.mu.Lock()
 	p.engaged[member] = prepared[0]
@@ -546,13 +591,10 @@ func (p *Provider) prepare(startCtx context.Context, member string, name multicl
 			hc.CloseIdleConnections()
 		}
 	}()
-	syncCtx, cancelSync := context.WithTimeout(clusterCtx, syncTimeout)
-	synced := cl.GetCache().WaitForCacheSync(syncCtx)
-	cancelSync()
-	if !synced {
+	if err := waitForSync(clusterCtx, cl); err != nil {
 		stop()
 		<-done
-		return nil, errors.New("cache did not sync")
+		return nil, err
 	}
 
 	engageParent := startCtx
@@ -562,6 +604,16 @@ func (p *Provider) prepare(startCtx context.Context, member string, name multicl
 	engageCtx, cancel := context.WithCancel(engageParent)
 	return &engaged{member: member, name: name, cluster: cl, kubeconfig: entry.Kubeconfig, generation: entry.Generation,
 		ctx: engageCtx, cancel: cancel, stop: stop, done: done}, nil
+}
+
+// waitForSync waits, at most syncTimeout, until the cache of cl has synced.
+func waitForSync(ctx context.Context, cl cluster.Cluster) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("cache did not sync")
+	}
+	return nil
 }
 
 // checkAccess asks the member's apiserver for its version, as providers check that a member
@@ -596,8 +648,14 @@ func (p *Provider) Get(_ context.Context, name multicluster.ClusterName) (cluste
 	if !p.started && p.faults.NilBeforeStart {
 		return nil, nil
 	}
+	if first, ok := p.gotten[name]; ok {
+		return first, nil
+	}
 	for _, e := range p.engaged {
 		if e.name == name && e.ctx.Err() == nil {
+			if p.faults.GetKeepsFirst {
+				p.gotten[name] = e.cluster
+			}
 			if p.faults.CopyOnGet {
 				return &copiedCluster{Cluster: e.cluster}, nil
 			}

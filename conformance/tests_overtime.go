@@ -1,0 +1,116 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package conformance
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Tests of how a provider behaves over time, not in one engagement: a provider can handle the
+// first rotation and not the next, or serve a member well at first and stop serving it later.
+
+// repeatedRotations is how many rotations in a row RepeatedCredentialRotation makes.
+const repeatedRotations = 3
+
+// servedResyncs is how many resync periods ServedAcrossResyncs keeps a member engaged before
+// it checks that the member is still served.
+const servedResyncs = 5
+
+func testRepeatedCredentialRotation(s *spec) {
+	rotator, ok := s.h.(CredentialRotator)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement CredentialRotator", CredentialRotation, s.h)
+	}
+	in := s.start()
+	m := s.create("rerot")
+	cur := s.waitEngaged(in, m)
+	s.expectReaches(in, cur, m)
+	s.expectGetReturns(in, cur, m, "once it was engaged")
+	for i := 1; i <= repeatedRotations; i++ {
+		ctx, cancel := s.harnessCtx()
+		revokeOld, err := rotator.RotateCredentials(ctx, m)
+		cancel()
+		if err != nil {
+			s.erroredf("harness: rotation %d of the credentials of %q: %v", i, m.ID, err)
+		}
+		var next *engagement
+		s.eventuallyUnless(s.opts.Timeouts.Engage, s.waitingForEngage(in), func() error {
+			next = in.probe.latest(m.Name, cur.seq)
+			if next == nil || sameCluster(next.cluster, cur.cluster) {
+				return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
+			}
+			return nil
+		}, "rotation %d of %d: a new cluster must be engaged as %q after its credentials changed", i, repeatedRotations, m.Name)
+		s.waitDone(cur, s.opts.Timeouts.Disengage, fmt.Sprintf("once rotation %d replaced it", i))
+		ctx, cancel = s.harnessCtx()
+		err = revokeOld(ctx)
+		cancel()
+		if err != nil {
+			s.erroredf("harness: revoking the credentials of %q replaced by rotation %d: %v", m.ID, i, err)
+		}
+		s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, next), func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
+			"rotation %d of %d: the new cluster of %q must work after the old credentials were revoked", i, repeatedRotations, m.Name)
+		s.expectGetReturns(in, next, m, fmt.Sprintf("after rotation %d of %d", i, repeatedRotations))
+		cur = next
+	}
+}
+
+func testServedAcrossResyncs(s *spec) {
+	period := s.resyncPeriod()
+	window := servedResyncs * period
+	if window+s.opts.Timeouts.Stable > s.opts.Timeouts.Engage {
+		s.erroredf("harness: ResyncPeriod %s is too long for the test: %d resyncs must fit in Timeouts.Engage (%s)", period, servedResyncs, s.opts.Timeouts.Engage)
+	}
+	in := s.start()
+	m := s.create("served")
+	e := s.waitEngaged(in, m)
+	// Reading through the cache starts the informer that must keep watching the member.
+	s.expectReaches(in, e, m)
+	deadline := time.Now().Add(window)
+	for time.Now().Before(deadline) && s.ctx.Err() == nil {
+		if !e.live() {
+			s.failf("the engage context of %q ended during %d resync periods (every %s) of an unchanged member%s", m.Name, servedResyncs, period, s.causeOf(in, e))
+		}
+		select {
+		case <-s.ctx.Done():
+		case <-time.After(pollInterval):
+		}
+	}
+	// Written after the resyncs: only a cache that still watches the member shows it.
+	name := "served-" + m.ID
+	token := randomToken()
+	s.writeObject(m, name, map[string]string{"token": token})
+	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: name}
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
+		ctx, cancel := s.readContext()
+		defer cancel()
+		cm := &corev1.ConfigMap{}
+		if err := e.cluster.GetClient().Get(ctx, key, cm); err != nil {
+			return fmt.Errorf("reading %s through the engaged cluster: %w", key, err)
+		}
+		if cm.Data["token"] != token {
+			return fmt.Errorf("%s through the engaged cluster has token %q, want %q", key, cm.Data["token"], token)
+		}
+		return nil
+	}, "after %d resync periods, the cluster engaged as %q must still see objects written to its member", servedResyncs, m.Name)
+	s.expectGetReturns(in, e, m, fmt.Sprintf("after %d resync periods", servedResyncs))
+}
+
+// resyncPeriod returns the harness's resync period, for the tests of PeriodicResync.
+func (s *spec) resyncPeriod() time.Duration {
+	resyncer, ok := s.h.(Resyncer)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement Resyncer", PeriodicResync, s.h)
+	}
+	period := resyncer.ResyncPeriod()
+	if period <= 0 {
+		s.erroredf("harness: ResyncPeriod returned %s; it must be positive", period)
+	}
+	return period
+}
