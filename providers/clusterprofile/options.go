@@ -97,6 +97,18 @@ type Options struct {
 	// Defaults to DefaultUnreadyGracePeriod (1m).
 	UnreadyGracePeriod time.Duration
 
+	// Placement restricts the fleet to the ClusterProfiles that the selected PlacementDecisions
+	// (KEP-5313) reference, as they change: a profile added to a selected slice is engaged
+	// (if it is also selected by Namespaces, Selector and Filter, and ready), one no selected
+	// slice references any more is disengaged, and the slices of one decision are read as one.
+	// A reference to a profile that does not exist is reported (ReasonUnknownClusterProfile),
+	// a deleted slice too (ReasonPlacementDecisionRemoved); neither stops the provider. With
+	// New the host cache holds only the selected PlacementDecisions. Needs list and watch on
+	// placementdecisions besides config/rbac.yaml (docs/providers/clusterprofile.md, Placement).
+	//
+	// Defaults to nil: every ClusterProfile, whatever PlacementDecisions say.
+	Placement *Placement
+
 	// HostClusterOptions are passed to cluster.New for the host (hub) cluster that New builds,
 	// after the provider's own (scheme with the ClusterProfile type; cache restricted to
 	// Namespaces and, with Secret, to the consumer's labeled Secrets). Not used with NewForHost,
@@ -142,6 +154,11 @@ func (o Options) validate() error {
 	}
 	if o.AccessProviders != nil {
 		errs = append(errs, ValidateProviderConfig(o.AccessProviders))
+	}
+	if o.Placement != nil {
+		if _, err := o.Placement.selector(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.Secret != nil && o.Secret.ConsumerName == "" {
 		errs = append(errs, errors.New("Options.Secret.ConsumerName is empty"))

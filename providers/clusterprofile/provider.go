@@ -37,6 +37,9 @@ type Provider struct {
 	host   cluster.Cluster
 	engine *kit.Engine[types.NamespacedName]
 
+	// placementSelector selects the PlacementDecision slices of Options.Placement; nil without.
+	placementSelector labels.Selector
+
 	mu       sync.Mutex
 	profiles map[types.NamespacedName]*profileState
 }
@@ -78,13 +81,21 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme
 		co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
+		co.Cache.ByObject = map[client.Object]cache.ByObject{}
 		if o.Secret != nil {
-			co.Cache.ByObject = map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {
-					Label:     labels.SelectorFromSet(labels.Set{SecretLabelConsumer: o.Secret.ConsumerName}),
-					Transform: cache.TransformStripManagedFields(),
-				},
+			co.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{
+				Label:     labels.SelectorFromSet(labels.Set{SecretLabelConsumer: o.Secret.ConsumerName}),
+				Transform: cache.TransformStripManagedFields(),
 			}
+		}
+		if pl := o.Placement; pl != nil {
+			// Only the selected slices; validate has checked the selector.
+			sel, _ := pl.selector()
+			byObject := cache.ByObject{Label: sel, Transform: cache.TransformStripManagedFields()}
+			if pl.Namespace != "" {
+				byObject.Namespaces = map[string]cache.Config{pl.Namespace: {}}
+			}
+			co.Cache.ByObject[&v1alpha1.PlacementDecision{}] = byObject
 		}
 	}, o.HostClusterOptions...)
 	if err != nil {
@@ -118,7 +129,7 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHostScheme(host.GetScheme(), opts.Secret != nil); err != nil {
+	if err := checkHostScheme(host.GetScheme(), opts.Secret != nil, opts.Placement != nil); err != nil {
 		return nil, fmt.Errorf("clusterprofile provider: %w", err)
 	}
 	return p, nil
@@ -132,11 +143,23 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 	}
 	o.Namespaces = slices.Clone(o.Namespaces)
 	p := &Provider{opts: o, host: host, profiles: map[types.NamespacedName]*profileState{}}
+	sync, sources := p.sync, []kit.Source[types.NamespacedName]{p.source()}
+	if o.Placement != nil {
+		pl := *o.Placement
+		o.Placement, p.opts.Placement = &pl, &pl
+		sel, err := pl.selector()
+		if err != nil {
+			return nil, fmt.Errorf("clusterprofile provider: %w", err)
+		}
+		p.placementSelector = sel
+		// The slices first, so that the profiles' first syncs see where they are placed.
+		sync, sources = p.syncPlaced, append([]kit.Source[types.NamespacedName]{p.placementSource()}, sources...)
+	}
 	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
 		Name:    providerName,
 		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[types.NamespacedName]{p.source()},
+		Sync:    sync,
+		Sources: sources,
 		Host:    host,
 		RunHost: ownHost,
 		Stopped: p.forgetProfiles,
@@ -153,7 +176,7 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 
 // checkHostScheme reports the types the provider reads that a caller's host scheme lacks, so
 // that NewForHost fails at once instead of Start failing on an informer it cannot create.
-func checkHostScheme(s *runtime.Scheme, secrets bool) error {
+func checkHostScheme(s *runtime.Scheme, secrets, placement bool) error {
 	if s == nil {
 		return errors.New("the host cluster has no scheme")
 	}
@@ -163,6 +186,9 @@ func checkHostScheme(s *runtime.Scheme, secrets bool) error {
 	}
 	if gvk := corev1.SchemeGroupVersion.WithKind("Secret"); secrets && !s.Recognizes(gvk) {
 		errs = append(errs, fmt.Errorf("the host cluster's scheme lacks %s, which the Secret strategy reads; add it with clientgoscheme.AddToScheme (k8s.io/client-go/kubernetes/scheme)", gvk))
+	}
+	if gvk := v1alpha1.SchemeGroupVersion.WithKind("PlacementDecision"); placement && !s.Recognizes(gvk) {
+		errs = append(errs, fmt.Errorf("the host cluster's scheme lacks %s, which Options.Placement reads; add it with v1alpha1.AddToScheme (sigs.k8s.io/cluster-inventory-api/apis/v1alpha1)", gvk))
 	}
 	return errors.Join(errs...)
 }
