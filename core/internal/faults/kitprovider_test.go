@@ -33,11 +33,12 @@ type kubeconfigProvider struct {
 	engine  *kit.Engine[string]
 	desired kit.Desired[string, []byte]
 	events  *reasons
+	policy  kubeconfig.Policy
 }
 
 func newKubeconfigProvider(t testing.TB, opts kit.Options) *kubeconfigProvider {
 	t.Helper()
-	p := &kubeconfigProvider{events: &reasons{}}
+	p := &kubeconfigProvider{events: &reasons{}, policy: opts.Policy}
 	opts.EventRecorder = p.events
 	if opts.CacheSyncTimeout == 0 {
 		opts.CacheSyncTimeout = cacheSyncTimeout
@@ -59,7 +60,7 @@ func (p *kubeconfigProvider) sync(ctx context.Context, name string) kit.Result {
 		return kit.Result{}
 	}
 	m := kit.Member{Name: multicluster.ClusterName(name), Regarding: regarding, From: "test kubeconfig " + name}
-	cfg, err := kubeconfig.Load(data, p.engine.Options().Policy)
+	cfg, err := kubeconfig.Load(data, p.policy)
 	if err != nil {
 		return p.engine.Fail(name, m, kit.Permanent(kit.ReasonInvalidKubeconfig, err))
 	}
