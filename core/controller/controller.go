@@ -26,8 +26,8 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/metrics"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	mcreconcile "mcr.dev/core/reconcile"
+	"mcr.dev/core/redact"
 	mcsource "mcr.dev/core/source"
 )
 
@@ -453,7 +453,7 @@ func (c *mcController[request]) markSynced(e *engagement, i int) {
 // recordError keeps err as the last reconcile error of the cluster, for the fleet debug
 // endpoint. Redacted: reconcilers' errors quote what client-go quotes, request URLs included.
 func (c *mcController[request]) recordError(name multicluster.ClusterName, err error) {
-	msg := kit.RedactText(err.Error())
+	msg := redact.Text(err.Error())
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // Handler is told about the objects of one type of every engaged cluster, with the cluster
@@ -123,7 +124,7 @@ func (r *clusterReader) AddEventHandler(ctx context.Context, obj client.Object, 
 	failed := r.forEach(members, func(_ int, m *member) error {
 		if err := reg.subscribe(ctx, m); err != nil {
 			go reg.follow(m, retryMinDelay, false)
-			return kit.Redact(err)
+			return redact.Error(err)
 		}
 		return nil
 	})

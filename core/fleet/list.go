@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // InClusters restricts a Reader's List to the named clusters; names that are not engaged are
@@ -153,7 +153,7 @@ func (r *clusterReader) List(ctx context.Context, list client.ObjectList, o *cli
 		objs[i], err = answer(ctx, r, func(ctx context.Context) ([]client.Object, error) {
 			return r.read(ctx, m, list, o)
 		})
-		return kit.Redact(err)
+		return redact.Error(err)
 	})
 	listed := Listed{Objects: map[multicluster.ClusterName][]client.Object{}, Failed: failed}
 	for i, m := range members {

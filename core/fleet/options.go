@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 const (
@@ -74,7 +73,7 @@ type Options struct {
 	// yet, with the cluster under the key "cluster".
 	//
 	// Defaults to the manager's logger, named "fleet". Either is wrapped with
-	// kit.RedactLogger.
+	// redact.Logger.
 	Logger logr.Logger
 }
 
@@ -90,6 +89,6 @@ func (o Options) withDefaults(managerLog logr.Logger) Options {
 		o.Logger = managerLog.WithName("fleet")
 	}
 	// Errors of unreachable clusters quote request URLs.
-	o.Logger = kit.RedactLogger(o.Logger)
+	o.Logger = redact.Logger(o.Logger)
 	return o
 }

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // LocalClusterName stands for the local cluster (whose ClusterName is "") in ClusterCondition.
@@ -121,7 +121,7 @@ func (a *Aggregator) Update(ctx context.Context, obj Object, results []Result) (
 //     (it left the fleet). To keep reporting a cluster that is out of reach, give it a Result
 //     with status Unknown or False.
 //   - A ClusterCondition keeps its LastTransitionTime while its status stays the same.
-//   - Messages are redacted of credentials (kit.RedactText) and cut to
+//   - Messages are redacted of credentials (redact.Text) and cut to
 //     Options.MaxMessageLength.
 //   - The summary condition (Options.SummaryType) is True when every cluster is ready, False
 //     when one is False, else Unknown; its message counts the ready clusters and names the
@@ -172,7 +172,7 @@ func (a *Aggregator) clusterConditions(old []ClusterCondition, results []Result,
 			Type:               cmp.Or(r.Type, a.opts.ConditionType),
 			Status:             cmp.Or(r.Status, metav1.ConditionUnknown),
 			Reason:             r.Reason,
-			Message:            truncate(kit.RedactText(r.Message), a.opts.MaxMessageLength),
+			Message:            truncate(redact.Text(r.Message), a.opts.MaxMessageLength),
 			ObservedGeneration: gen,
 			LastTransitionTime: now,
 		}

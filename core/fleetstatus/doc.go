@@ -17,7 +17,7 @@
 //     when every cluster is ready, with a message such as "Synced 198/200, failing: east-3
 //     (Forbidden), west-1 (Timeout)", bounded in length.
 //
-// Messages are redacted of credentials (kit.RedactText) and truncated.
+// Messages are redacted of credentials (redact.Text) and truncated.
 //
 // Aggregator.Update writes the status only when it changed, with a merge patch of the status
 // subresource that fails on a concurrent change and is then retried on a fresh read. Writes of

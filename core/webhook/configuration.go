@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // Endpoint says how members reach the webhook server. Set exactly one of URL and Service.
@@ -218,7 +218,7 @@ func (c Configuration) Apply(ctx context.Context, name multicluster.ClusterName,
 		// A typed object's zero creationTimestamp converts to null, which apply would own.
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
-			return kit.Redact(fmt.Errorf("applying %s %s in cluster %q: %w", kind, c.Name, name, err))
+			return redact.Error(fmt.Errorf("applying %s %s in cluster %q: %w", kind, c.Name, name, err))
 		}
 	}
 	return nil
@@ -243,7 +243,7 @@ func (c Configuration) Remove(ctx context.Context, name multicluster.ClusterName
 	}
 	for _, o := range objs {
 		if err := cl.Delete(ctx, o.obj); err != nil && !apierrors.IsNotFound(err) {
-			return kit.Redact(fmt.Errorf("removing %s %s from cluster %q: %w", o.kind, c.Name, name, err))
+			return redact.Error(fmt.Errorf("removing %s %s from cluster %q: %w", o.kind, c.Name, name, err))
 		}
 	}
 	return nil

@@ -26,7 +26,7 @@
 // name and its cluster.Cluster; a raw admission.Handler finds both in its context
 // (mccontext.ClusterFrom, mccontext.ClusterObjectFrom), and the logger in the context carries the
 // cluster under "cluster". What the API server shows the client, messages and warnings, is
-// redacted (kit.RedactText): errors of a member's client may quote its URL and credentials.
+// redacted (redact.Text): errors of a member's client may quote its URL and credentials.
 //
 // ManagedBy builds a Webhook for a type and registers it with a manager: on the manager's
 // webhook server, at its path and every path under it, and as an Aware, engaged with every

@@ -15,7 +15,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // UnknownClusterPolicy says how a webhook answers a request it cannot route to a cluster it
@@ -69,7 +69,7 @@ type Options struct {
 
 	// Logger receives the webhook's lines; those about a request carry the cluster under
 	// "cluster", and the logger in a handler's context has it too. Lines are redacted
-	// (kit.RedactLogger): handler errors may quote a member's URL.
+	// (redact.Logger): handler errors may quote a member's URL.
 	//
 	// Defaults to controller-runtime's logger named "webhook", with the path under "path".
 	Logger logr.Logger
@@ -98,7 +98,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName("webhook")
 	}
-	o.Logger = kit.RedactLogger(o.Logger.WithValues("path", o.Path))
+	o.Logger = redact.Logger(o.Logger.WithValues("path", o.Path))
 	if o.RecoverPanic == nil {
 		recoverPanic := true
 		o.RecoverPanic = &recoverPanic

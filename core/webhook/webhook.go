@@ -19,7 +19,7 @@ import (
 
 	mccontext "mcr.dev/core/context"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // Webhook serves an admission handler for every cluster of the fleet and hands each request to
@@ -139,7 +139,7 @@ func (w *Webhook) route(ctx context.Context, req admission.Request) admission.Re
 		return w.unknown(ctx, fmt.Sprintf("cluster %q is not served by webhook %s: %v", name, w.opts.Path, err))
 	}
 	ctx = mccontext.WithClusterObject(mccontext.WithCluster(ctx, name), cl)
-	return redactResponse(w.handler.Handle(ctx, req), kit.Secrets(cl.GetConfig()))
+	return redactResponse(w.handler.Handle(ctx, req), redact.Secrets(cl.GetConfig()))
 }
 
 // redactResponse removes credentials from what the API server shows the client: the message
@@ -148,14 +148,14 @@ func (w *Webhook) route(ctx context.Context, req admission.Request) admission.Re
 func redactResponse(resp admission.Response, secrets []string) admission.Response {
 	if resp.Result != nil && resp.Result.Message != "" {
 		result := *resp.Result
-		result.Message = kit.RedactText(result.Message, secrets...)
+		result.Message = redact.Text(result.Message, secrets...)
 		resp.Result = &result
 	}
 	if len(resp.Warnings) > 0 {
 		// A copy: the handler may answer with a slice it keeps.
 		warnings := make([]string, len(resp.Warnings))
 		for i, warning := range resp.Warnings {
-			warnings[i] = kit.RedactText(warning, secrets...)
+			warnings[i] = redact.Text(warning, secrets...)
 		}
 		resp.Warnings = warnings
 	}
@@ -207,7 +207,7 @@ func (w *Webhook) cluster(ctx context.Context, name multicluster.ClusterName) (c
 
 // unknown answers a request the webhook cannot route, as Options.UnknownCluster says.
 func (w *Webhook) unknown(ctx context.Context, reason string) admission.Response {
-	reason = kit.RedactText(reason)
+	reason = redact.Text(reason)
 	log := ctrllog.FromContext(ctx)
 	if w.opts.UnknownCluster == AllowUnknownCluster {
 		log.V(1).Info("Allowing a request without checks", "reason", reason)

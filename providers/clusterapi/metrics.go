@@ -4,8 +4,6 @@
 package clusterapi
 
 import (
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	"mcr.dev/core/providers/kit"
 )
 
@@ -17,11 +15,4 @@ import (
 // BrokenClusters (mcr_clusterapi_provider_broken_clusters) is the number of selected, ready
 // Clusters that cannot be engaged at the moment (or whose new kubeconfig cannot be used), summed
 // over the Cluster API providers of the process. Alert on it staying above zero.
-var (
-	Errors         = kit.NewErrorsMetric(providerName)
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-)
-
-func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)
-}
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")

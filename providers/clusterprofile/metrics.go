@@ -11,19 +11,18 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
+// Errors counts failed attempts to engage a ready ClusterProfile, by reason: the Warning
+// Event reasons, with InvalidKubeconfig and InvalidAccessProvider refined into
+// kubeconfig.Reason values (ExecPlugin, ExecEnv, AuthProviderPlugin, LocalFileReference,
+// InsecureTLS, PlainHTTP, ProxyURL, URLData, InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
+// stays broken counts again each time it is synced.
+//
+// BrokenClusters is the number of selected, ready ClusterProfiles that cannot be engaged at
+// the moment (or whose new credentials cannot be used), summed over the ClusterProfile
+// providers of the process. Alert on it staying above zero.
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+
 var (
-	// Errors counts failed attempts to engage a ready ClusterProfile, by reason: the Warning
-	// Event reasons, with InvalidKubeconfig and InvalidAccessProvider refined into
-	// kubeconfig.Reason values (ExecPlugin, ExecEnv, AuthProviderPlugin, LocalFileReference,
-	// InsecureTLS, PlainHTTP, ProxyURL, URLData, InvalidKubeconfig), MissingKubeconfigData and AmbiguousKubeconfigSecrets. A profile that
-	// stays broken counts again each time it is synced.
-	Errors = kit.NewErrorsMetric(providerName)
-
-	// BrokenClusters is the number of selected, ready ClusterProfiles that cannot be engaged at
-	// the moment (or whose new credentials cannot be used), summed over the ClusterProfile
-	// providers of the process. Alert on it staying above zero.
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-
 	// UnreadyEngagedClusters is the number of engaged clusters whose ClusterProfile is not
 	// ready and that will be disengaged when Options.UnreadyGracePeriod ends, summed over the
 	// providers of the process.
@@ -34,5 +33,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters, UnreadyEngagedClusters)
+	ctrlmetrics.Registry.MustRegister(UnreadyEngagedClusters)
 }

@@ -99,7 +99,7 @@ func (p *Provider) unready(key types.NamespacedName, cp *v1alpha1.ClusterProfile
 	if p.setUnready(st, true) && grace > 0 {
 		p.engine.Logger().Info("ClusterProfile is not ready; disengaging the cluster unless it is ready again within the grace period",
 			"cluster", name, "gracePeriod", grace)
-		p.engine.Events().Record(cp, nil, corev1.EventTypeNormal, ReasonClusterUnready,
+		p.engine.Record(cp, nil, corev1.EventTypeNormal, ReasonClusterUnready,
 			fmt.Sprintf("ClusterProfile not ready; the cluster is disengaged unless it is ready again within %s", grace))
 	}
 	if left := grace - time.Since(st.unreadySince); left > 0 {
@@ -153,7 +153,7 @@ func (p *Provider) warnDeprecated(st *profileState, cp *v1alpha1.ClusterProfile,
 	st.deprecatedWarned = creds.source
 	msg := fmt.Sprintf("the ClusterProfile lists %s in the deprecated status.credentialProviders; the cluster manager should list it in status.accessProviders", creds.source)
 	p.engine.Logger().Info("Using a deprecated field: "+msg, "cluster", ClusterName(cp.Namespace, cp.Name))
-	p.engine.Events().Record(cp, nil, corev1.EventTypeWarning, ReasonDeprecatedCredentialProviders, msg)
+	p.engine.Record(cp, nil, corev1.EventTypeWarning, ReasonDeprecatedCredentialProviders, msg)
 }
 
 // disengage removes the cluster of a profile that exists but must not be engaged. regarding,

@@ -38,13 +38,10 @@ var (
 // mcr_file_provider_errors_total{reason}; BrokenClusters is the number of such contexts that
 // cannot be engaged at the moment, mcr_file_provider_broken_clusters. Problems of the files
 // themselves count in LoadErrors and BrokenFiles.
-var (
-	Errors         = kit.NewErrorsMetric(providerName)
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-)
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles, Errors, BrokenClusters)
+	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles)
 }
 
 // Reasons of mcr_file_provider_load_errors_total besides those of kubeconfig.Reason.

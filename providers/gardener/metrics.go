@@ -10,18 +10,17 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
+// Errors counts failed attempts to engage a usable Shoot (or seed Cluster object), by reason:
+// the Warning Event reasons (ClusterSetupFailed included), with InvalidKubeconfig refined into kubeconfig.Reason values
+// (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS, InvalidKubeconfig) and
+// MissingKubeconfigData. An object that stays broken counts again each time it is synced.
+//
+// BrokenClusters is the number of selected, usable shoots that cannot be engaged at the
+// moment (or whose new credentials cannot be used), summed over the Gardener providers of
+// the process. Alert on it staying above zero.
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+
 var (
-	// Errors counts failed attempts to engage a usable Shoot (or seed Cluster object), by reason:
-	// the Warning Event reasons (ClusterSetupFailed included), with InvalidKubeconfig refined into kubeconfig.Reason values
-	// (ExecPlugin, AuthProviderPlugin, LocalFileReference, InsecureTLS, InvalidKubeconfig) and
-	// MissingKubeconfigData. An object that stays broken counts again each time it is synced.
-	Errors = kit.NewErrorsMetric(providerName)
-
-	// BrokenClusters is the number of selected, usable shoots that cannot be engaged at the
-	// moment (or whose new credentials cannot be used), summed over the Gardener providers of
-	// the process. Alert on it staying above zero.
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-
 	// AdminKubeconfigRequests counts requests to the adminkubeconfig subresource of Shoots
 	// (TopologyGarden), by result: "success" or "error".
 	AdminKubeconfigRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -38,5 +37,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters, AdminKubeconfigRequests, CredentialRotations)
+	ctrlmetrics.Registry.MustRegister(AdminKubeconfigRequests, CredentialRotations)
 }

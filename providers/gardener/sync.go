@@ -135,7 +135,7 @@ func (p *Provider) syncAtExpiry(key types.NamespacedName, sc *shootCredentials) 
 // could be engaged, with a Warning on the Shoot.
 func (p *Provider) disengageExpired(key types.NamespacedName, shoot *gardencorev1beta1.Shoot, expired time.Time) {
 	p.disengage(key, nil, "its admin credentials expired and could not be renewed")
-	p.engine.Events().Record(shoot, nil, corev1.EventTypeWarning, ReasonCredentialsExpired,
+	p.engine.Record(shoot, nil, corev1.EventTypeWarning, ReasonCredentialsExpired,
 		"Cluster disengaged: its admin credentials expired at "+expired.UTC().Format(time.RFC3339)+" and could not be renewed in time")
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 
 	sharedcache "mcr.dev/providers/kcp/internal/cache"
 )
@@ -68,7 +69,7 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 	p.mu.Lock()
 	ep := p.endpoints[url]
 	if ep == nil && listed {
-		ep = &endpoint{url: url, log: p.log.WithValues("endpoint", kit.RedactText(url))}
+		ep = &endpoint{url: url, log: p.log.WithValues("endpoint", redact.Text(url))}
 		p.endpoints[url] = ep
 	}
 	p.mu.Unlock()
@@ -94,14 +95,13 @@ func (p *Provider) syncEndpoint(ctx context.Context, url string) kit.Result {
 			return kit.Result{}
 		}
 		p.endpointProblems.Report(&ep.problem, ep.log, object, nil, ReasonEndpointUnavailable, ReasonEndpointUnavailable,
-			fmt.Errorf("endpoint %s: %w", kit.RedactText(url), err))
+			fmt.Errorf("endpoint %s: %w", redact.Text(url), err))
 		return kit.Result{Retry: true}
 	}
-	recovered := ep.problem.Broken()
-	p.endpointProblems.Resolve(&ep.problem, ep.log)
+	recovered := p.endpointProblems.Resolve(&ep.problem, ep.log)
 	ep.log.Info("Watching endpoint")
 	if recovered {
-		p.engine.Events().Record(object, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+kit.RedactText(url)+" is watched again")
+		p.engine.Record(object, nil, corev1.EventTypeNormal, ReasonEndpointReady, "Endpoint "+redact.Text(url)+" is watched again")
 	}
 	// The syncs of logical clusters queued before the endpoint ran did not see it.
 	for _, name := range ep.logicalClusters() {

@@ -14,6 +14,7 @@ import (
 
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 
 	sharedcache "mcr.dev/providers/kcp/internal/cache"
 )
@@ -53,7 +54,7 @@ func (p *Provider) syncLogicalCluster(ctx context.Context, k key) kit.Result {
 	for _, ep := range p.runningEndpoints() {
 		objs, err := ep.objects(k.LogicalCluster)
 		if err != nil {
-			p.log.Error(err, "Reading the logical cluster's objects from the wildcard cache", "cluster", name, "endpoint", kit.RedactText(ep.url))
+			p.log.Error(err, "Reading the logical cluster's objects from the wildcard cache", "cluster", name, "endpoint", redact.Text(ep.url))
 			return kit.Result{Retry: true}
 		}
 		found += len(objs)
@@ -136,7 +137,7 @@ func (p *Provider) engageThrough(ctx context.Context, k key, ep *endpoint, curre
 		p.engaged[name] = cl
 		p.mu.Unlock()
 	}
-	return p.engine.Engage(ctx, k, kit.Member{Name: name, Cluster: cl, From: "endpoint " + kit.RedactText(ep.url)})
+	return p.engine.Engage(ctx, k, kit.Member{Name: name, Cluster: cl, From: "endpoint " + redact.Text(ep.url)})
 }
 
 // engagedView returns the view engaged, or being engaged, for the logical cluster name.

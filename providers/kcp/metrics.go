@@ -20,10 +20,7 @@ import (
 //
 // BrokenClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready logical
 // clusters that cannot be engaged at the moment, summed over the kcp providers of the process.
-var (
-	Errors         = kit.NewErrorsMetric(providerName)
-	BrokenClusters = kit.NewBrokenMetric(providerName, "logical_clusters")
-)
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "logical_clusters")
 
 // BrokenLogicalClusters is the former name of BrokenClusters, the same gauge.
 //
@@ -48,5 +45,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenEndpoints, BrokenClusters, LogicalClusters)
+	ctrlmetrics.Registry.MustRegister(BrokenEndpoints, LogicalClusters)
 }

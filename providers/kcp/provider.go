@@ -167,8 +167,8 @@ func newProvider(cfg *rest.Config, name string, opts Options, vw virtualWorkspac
 	if err != nil {
 		return nil, err
 	}
-	p.objectProblems = kit.Problems{Subject: "Endpoints of " + p.objectKind, Errors: Errors, Broken: BrokenEndpoints, Events: p.engine.Events()}
-	p.endpointProblems = kit.Problems{Subject: "Endpoint", Errors: Errors, Broken: BrokenEndpoints, Events: p.engine.Events()}
+	p.objectProblems = kit.Problems{Subject: "Endpoints of " + p.objectKind, Errors: Errors, Broken: BrokenEndpoints, Record: p.engine.Record}
+	p.endpointProblems = kit.Problems{Subject: "Endpoint", Errors: Errors, Broken: BrokenEndpoints, Record: p.engine.Record}
 	return p, nil
 }
 

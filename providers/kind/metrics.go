@@ -4,8 +4,6 @@
 package kind
 
 import (
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	"mcr.dev/core/providers/kit"
 )
 
@@ -14,11 +12,4 @@ import (
 // mcr_kind_provider_errors_total{reason}; BrokenClusters is the number of kind clusters that
 // cannot be engaged at the moment, mcr_kind_provider_broken_clusters. Both are summed over the
 // kind providers of the process.
-var (
-	Errors         = kit.NewErrorsMetric(providerName)
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-)
-
-func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)
-}
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")

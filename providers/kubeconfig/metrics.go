@@ -4,8 +4,6 @@
 package kubeconfig
 
 import (
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	"mcr.dev/core/providers/kit"
 )
 
@@ -14,11 +12,4 @@ import (
 // values); BrokenClusters (mcr_kubeconfig_provider_broken_clusters) is the number of members
 // with an unresolved problem, summed over the kubeconfig providers of the process. Both are
 // served by the manager's metrics endpoint.
-var (
-	Errors         = kit.NewErrorsMetric(providerName)
-	BrokenClusters = kit.NewBrokenMetric(providerName, "clusters")
-)
-
-func init() {
-	ctrlmetrics.Registry.MustRegister(Errors, BrokenClusters)
-}
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")

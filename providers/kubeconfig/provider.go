@@ -104,7 +104,7 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 		return nil, err
 	}
 	p.engine = engine
-	p.names = kit.Problems{Subject: "Kubeconfig Secret", Errors: Errors, Events: engine.Events()}
+	p.names = kit.Problems{Subject: "Kubeconfig Secret", Errors: Errors, Record: engine.Record}
 	return p, nil
 }
 

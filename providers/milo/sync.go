@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // sync brings the engagement of one project in line with its object (Project or
@@ -54,7 +55,7 @@ func (p *Provider) sync(ctx context.Context, project string) kit.Result {
 	// pointed at the project's control plane.
 	cfg := rest.CopyConfig(p.opts.BaseConfig)
 	cfg.Host, cfg.APIPath = p.opts.ControlPlaneHost(project), ""
-	return p.engine.Engage(ctx, project, kit.Member{Name: name, Config: cfg, Regarding: obj, From: "the control plane at " + kit.RedactText(cfg.Host)})
+	return p.engine.Engage(ctx, project, kit.Member{Name: name, Config: cfg, Regarding: obj, From: "the control plane at " + redact.Text(cfg.Host)})
 }
 
 // unready handles a selected object that is not ready: an engaged project keeps its cluster for
@@ -73,7 +74,7 @@ func (p *Provider) unready(project string, obj client.Object) kit.Result {
 		since = now
 		p.setUnreadySince(project, now)
 		p.engine.Logger().Info("Project is not ready; its cluster stays engaged for the grace period", "cluster", name, "gracePeriod", grace)
-		p.engine.Events().Record(obj, nil, corev1.EventTypeNormal, ReasonProjectUnready,
+		p.engine.Record(obj, nil, corev1.EventTypeNormal, ReasonProjectUnready,
 			fmt.Sprintf("The %s is not ready; its control plane stays engaged for %s and is disengaged if it is not ready by then", kind, grace))
 	}
 	if left := grace - now.Sub(since); left > 0 {

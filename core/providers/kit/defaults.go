@@ -15,18 +15,18 @@ var _ clusters.DefaultsReceiver = &Members[string]{}
 // before it starts the provider; members engaged before the call keep the clusters they have.
 func (m *Members[K]) SetClusterDefaults(d clusters.Defaults) {
 	if m.engine != nil {
-		m.engine.SetClusterDefaults(d)
+		m.engine.setClusterDefaults(d)
 	}
 }
 
-// SetClusterDefaults makes Engage build members' clusters under d; see Members.SetClusterDefaults.
-func (e *Engine[K]) SetClusterDefaults(d clusters.Defaults) { e.inherited.Store(&d) }
+// setClusterDefaults makes Engage build members' clusters under d; see Members.SetClusterDefaults.
+func (e *Engine[K]) setClusterDefaults(d clusters.Defaults) { e.inherited.Store(&d) }
 
 // memberOptions returns the options a member's cluster is built with: the provider's Options
 // under the manager's cluster defaults, when the manager handed the provider some.
 func (e *Engine[K]) memberOptions() Options {
 	if d := e.inherited.Load(); d != nil {
-		return e.opts.Options.Inherit(*d)
+		return e.opts.Options.inherit(*d)
 	}
 	return e.opts.Options
 }

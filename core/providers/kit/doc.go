@@ -22,7 +22,7 @@
 // The Engine runs the sources and a keyed, rate-limited queue whose keys are synced in parallel
 // (each key by one goroutine at a time), retried with exponential backoff and resynced
 // periodically. Engine.Engage is the one engage step: default QPS and Burst and RESTOptions,
-// cluster.New with ClusterOptions, the access check (CheckAccess, a SelfSubjectReview), the
+// cluster.New with ClusterOptions, the access check (a SelfSubjectReview), the
 // engage in the provider's clusters.Clusters (replacing the instance when credentials change,
 // compared by content), and one way of reporting the outcome (a log line, an Event on the
 // member's object, the provider's errors counter and broken gauge, each problem reported once
@@ -37,17 +37,20 @@
 // A member's exec credential plugin is run by the kit, not by client-go: each run bounded by
 // Options.ExecTimeout and Options.ExecMaxOutput, in a process group of its own that is killed
 // when the run ends, the member is disengaged, an engage attempt fails or the provider stops,
-// so that Run returns whatever a plugin does. Engage runs it first, and reports a plugin that
+// so that Start returns whatever a plugin does. Engage runs it first, and reports a plugin that
 // fails, floods or hangs as CredentialPluginFailed, retried with backoff.
 //
-// Credentials are kept out of what the kit reports by construction: one function, RedactText,
-// removes URLs' user info and queries, Authorization headers, bearer tokens, JWTs and private
-// keys (and Engine.Fail the member's own credential values, see Secrets) from every log line
-// (Options.Logger is wrapped by RedactLogger), every Event note (Events.Record), every problem
-// (Problems.Report) and every error of the kit (Redact, Engine.Errorf). Engine.Engage refuses a
-// member whose server carries user info, a query or a fragment before client-go sees it.
+// Credentials are kept out of what the kit reports by construction: every log line
+// (Options.Logger is wrapped by redact.Logger), every Event note (Engine.Record), every problem
+// (Problems.Report) and every error of the kit pass through redact.Text of mcr.dev/core/redact,
+// which removes URLs' user info and queries, Authorization headers, bearer tokens, JWTs and
+// private keys (and, in Engine.Fail, the member's own credential values, see redact.Secrets).
+// Engine.Engage refuses a member whose server carries user info, a query or a fragment before
+// client-go sees it.
 // TestEngineNeverReportsCredentials proves it on real API servers.
 //
-// The package keeps no global state and registers no metrics: the provider passes its own.
+// The package keeps no global state; its metrics are the provider's, created and registered by
+// RegisterMetrics. A provider that offers multicluster-runtime's New-then-SetupWithManager API
+// embeds a Deferred of mcr.dev/core/providers/compat.
 // docs/providers/custom.md walks through writing a provider with it.
 package kit

@@ -17,13 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/accesscheck"
 	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/redact"
 )
 
-// EventAction is the action of every Event the kit records.
-const EventAction = "Engage"
+// eventAction is the action of every Event the kit records.
+const eventAction = "Engage"
 
 // anyPolicy allows everything a kubeconfig.Policy field can allow: CheckRESTConfig then refuses
 // only what no Policy allows, a server with user info, a query or a fragment, or none at all.
@@ -63,9 +65,9 @@ const (
 	// Always, an unsupported apiVersion) is retried when the source changes.
 	ReasonCredentialPluginFailed = "CredentialPluginFailed"
 
-	// ReasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
+	// reasonEngageFailed (Warning): the manager refused the cluster (an Aware returned an
 	// error). Retried with backoff.
-	ReasonEngageFailed = "EngageFailed"
+	reasonEngageFailed = "EngageFailed"
 
 	// ReasonClusterEngaged (Normal): the member is engaged.
 	ReasonClusterEngaged = "ClusterEngaged"
@@ -95,9 +97,9 @@ type Result struct {
 	Reason string
 }
 
-// Merge returns the result that satisfies both r and o: a retry when either retries, else the
+// merge returns the result that satisfies both r and o: a retry when either retries, else the
 // earlier positive After.
-func (r Result) Merge(o Result) Result {
+func (r Result) merge(o Result) Result {
 	if r.Retry || o.Retry {
 		return Result{Retry: true, Reason: r.Reason + o.Reason}
 	}
@@ -257,7 +259,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 					return Result{}
 				}
 				reason := ReasonClusterUnreachable
-				if errors.Is(err, ErrUnauthorized) {
+				if errors.Is(err, accesscheck.ErrUnauthorized) {
 					reason = ReasonUnauthorized
 				}
 				return e.Fail(key, m, Retryable(reason, err))
@@ -288,7 +290,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		if ctx.Err() != nil {
 			return Result{}
 		}
-		reason := ReasonEngageFailed
+		reason := reasonEngageFailed
 		if errors.Is(err, clusters.ErrCacheSyncTimeout) {
 			reason = ReasonClusterUnreachable
 		}
@@ -319,10 +321,10 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	switch {
 	case rotated:
 		log.Info("Re-engaged cluster with new credentials" + from)
-		e.events.Record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with new credentials"+from)
+		e.events.record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonCredentialsRotated, "Cluster engaged again with new credentials"+from)
 	case !engaged:
 		log.Info("Engaged cluster" + from)
-		e.events.Record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged"+from)
+		e.events.record(m.Regarding, m.Related, corev1.EventTypeNormal, ReasonClusterEngaged, "Cluster engaged"+from)
 	default:
 		// AddOrReplace found the new instance equal to the engaged one: nothing was replaced.
 		log.V(1).Info("Credentials changed in form only")
@@ -330,14 +332,14 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	return Result{}
 }
 
-// checkAccess runs CheckAccess within Options.CacheSyncTimeout.
+// checkAccess runs the access check (accesscheck.Check or Served) within Options.CacheSyncTimeout.
 func (e *Engine[K]) checkAccess(ctx context.Context, cl cluster.Cluster) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Options.CacheSyncTimeout)
 	defer cancel()
 	if e.opts.NotFoundMeansNotServed {
-		return CheckServed(ctx, cl)
+		return accesscheck.Served(ctx, cl)
 	}
-	return CheckAccess(ctx, cl)
+	return accesscheck.Check(ctx, cl)
 }
 
 // Disengage removes the engaged instance of the member name, if any, and forgets what the
@@ -369,36 +371,36 @@ func (e *Engine[K]) Disengage(name multicluster.ClusterName, regarding client.Ob
 		return
 	}
 	log.Info("Disengaged cluster: " + why)
-	e.events.Record(regarding, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
+	e.events.record(regarding, nil, corev1.EventTypeNormal, ReasonClusterDisengaged, "Cluster disengaged: "+why)
 }
 
 // Fail reports a problem of member m of key: counted in the errors metric every time, logged and
 // recorded as a Warning Event on m.Regarding only when it appears or changes. An engaged member
 // stays engaged with the credentials that work. The Result retries when err is Retryable. err
-// is passed through Redact with the Secrets of m.Config, so that neither the credential values
-// of the member nor what RedactText recognizes are reported.
+// is passed through redact.Error with the redact.Secrets of m.Config, so that neither the credential values
+// of the member nor what redact.Text recognizes are reported.
 func (e *Engine[K]) Fail(key K, m Member, err error) Result {
-	err = Redact(err, Secrets(m.Config)...)
+	err = redact.Error(err, redact.Secrets(m.Config)...)
 	st := e.state(key, m.Name)
 	p := problemOf(err)
 	e.problems.Report(&st.problem, e.log.WithValues("cluster", m.Name), m.Regarding, m.Related, p.reason, p.metricReason, err)
 	return Result{Retry: p.retry, Reason: p.reason}
 }
 
-// ProblemError is an error with the reason it is reported under. Build one with Permanent or
+// problemError is an error with the reason it is reported under. Build one with Permanent or
 // Retryable; an error without one is reported as EngageFailed and retried.
-type ProblemError struct {
+type problemError struct {
 	reason       string
 	metricReason string
 	retry        bool
 	err          error
 }
 
-func (p *ProblemError) Error() string { return p.err.Error() }
-func (p *ProblemError) Unwrap() error { return p.err }
+func (p *problemError) Error() string { return p.err.Error() }
+func (p *problemError) Unwrap() error { return p.err }
 
 // Reason returns the Event reason of the problem.
-func (p *ProblemError) Reason() string { return p.reason }
+func (p *problemError) Reason() string { return p.reason }
 
 // Permanent marks err as a problem that retrying does not solve (the member's source must
 // change), reported under reason. For kubeconfig errors the metric reason is refined to
@@ -414,7 +416,7 @@ func newProblem(reason string, retry bool, err error) error {
 	if r := kubeconfig.Reason(err); r != "" && r != kubeconfig.ReasonInvalid {
 		metric = r
 	}
-	return &ProblemError{reason: reason, metricReason: metric, retry: retry, err: err}
+	return &problemError{reason: reason, metricReason: metric, retry: retry, err: err}
 }
 
 // WithMetricReason returns err with metricReason as the label of its count, for a provider that
@@ -425,14 +427,14 @@ func WithMetricReason(err error, metricReason string) error {
 	return p
 }
 
-func problemOf(err error) *ProblemError {
-	var p *ProblemError
+func problemOf(err error) *problemError {
+	var p *problemError
 	if errors.As(err, &p) {
 		c := *p
 		c.err = err
 		return &c
 	}
-	return &ProblemError{reason: ReasonEngageFailed, metricReason: ReasonEngageFailed, retry: true, err: err}
+	return &problemError{reason: reasonEngageFailed, metricReason: reasonEngageFailed, retry: true, err: err}
 }
 
 // engageHook engages with the manager's Aware and remembers the context of the instance, so

@@ -15,15 +15,19 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/internal/execplugin"
+	"mcr.dev/core/internal/hostrun"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/redact"
 )
 
-// EngineOptions configures an Engine. NewEngine applies the defaults.
+// EngineOptions configures an Engine. newEngine applies the defaults.
 type EngineOptions[K comparable] struct {
 	// Name is the provider's name, e.g. "clusterapi-provider". It names the queue in the
 	// workqueue metrics and the default logger; errors start with it, dash as space
@@ -33,7 +37,7 @@ type EngineOptions[K comparable] struct {
 	// Required.
 	Name string
 
-	// Options are the provider's shared options. NewEngine applies their defaults; read them
+	// Options are the provider's shared options. newEngine applies their defaults; read them
 	// back with Engine.Options.
 	Options Options
 
@@ -67,14 +71,14 @@ type EngineOptions[K comparable] struct {
 	// Defaults to nil: no host.
 	Host cluster.Cluster
 
-	// RunHost makes Run start Host and end with an error when it stops first: for a host the
+	// RunHost makes Start (Members.Start) start Host and end with an error when it stops first: for a host the
 	// provider built itself. A host its owner runs (the manager's own cluster) is not started.
 	//
 	// Defaults to false.
 	RunHost bool
 
 	// NotFoundMeansNotServed makes the access check take a 404 answer for a member that is not
-	// there (CheckServed instead of CheckAccess): for members reached through a front door that
+	// there (not served rather than reachable): for members reached through a front door that
 	// routes by path, where a path that is not routed answers 404.
 	//
 	// Defaults to false: a 404 means the API server does not serve SelfSubjectReviews, and the
@@ -106,8 +110,8 @@ type Engine[K comparable] struct {
 	opts      EngineOptions[K]
 	log       logr.Logger
 	errPrefix string
-	loop      *Loop[K]
-	events    Events
+	loop      *loop[K]
+	events    eventRecorder
 	problems  Problems
 	started   atomic.Bool
 	inherited atomic.Pointer[clusters.Defaults] // the manager's cluster defaults, see SetClusterDefaults
@@ -133,9 +137,9 @@ type Engine[K comparable] struct {
 
 var errNotInitialized = errors.New("provider kit: the provider was not created with its constructor (Members.Init was not called)")
 
-// NewEngine returns an Engine with an empty queue. Keys may be added from the moment it
+// newEngine returns an Engine with an empty queue. Keys may be added from the moment it
 // returns; Run processes them.
-func NewEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
+func newEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
 	if opts.Name == "" || opts.Clusters == nil || opts.Sync == nil {
 		return nil, errors.New("provider kit: EngineOptions needs Name, Clusters and Sync")
 	}
@@ -149,9 +153,9 @@ func NewEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
 		errPrefix: strings.ReplaceAll(opts.Name, "-", " "),
 		members:   map[multicluster.ClusterName]*memberState[K]{},
 	}
-	e.events.Action = EventAction
-	e.problems = Problems{Subject: opts.Subject, Errors: opts.Errors, Broken: opts.Broken, Events: &e.events}
-	e.loop = NewLoop(LoopOptions[K]{
+	e.events.Action = eventAction
+	e.problems = Problems{Subject: opts.Subject, Errors: opts.Errors, Broken: opts.Broken, Record: e.events.record}
+	e.loop = newLoop(loopOptions[K]{
 		Name:          opts.Name,
 		Sync:          e.sync,
 		Keys:          e.resyncKeys,
@@ -162,19 +166,20 @@ func NewEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
 	return e, nil
 }
 
-// Options returns the shared options with their defaults applied.
-func (e *Engine[K]) Options() Options { return e.opts.Options }
+// options returns the shared options with their defaults applied.
+func (e *Engine[K]) options() Options { return e.opts.Options }
 
 // Logger returns Options.Logger.
 func (e *Engine[K]) Logger() logr.Logger { return e.log }
 
-// Errorf returns an error that starts with the provider's name, as every error of Run does,
-// passed through Redact.
-func (e *Engine[K]) Errorf(format string, args ...any) error {
-	return Redact(fmt.Errorf(e.errPrefix+": "+format, args...))
+// errorf returns an error that starts with the provider's name, as every error of Run does,
+// passed through redact.Error.
+func (e *Engine[K]) errorf(format string, args ...any) error {
+	return redact.Error(fmt.Errorf(e.errPrefix+": "+format, args...))
 }
 
-// Add queues key for a sync; see Loop.Add.
+// Add queues key for a sync. A key queued again while it waits is synced once; a key queued
+// while it is being synced is synced again afterwards.
 func (e *Engine[K]) Add(key K) {
 	e.mu.Lock()
 	if !e.sourcesStarted {
@@ -203,15 +208,15 @@ func (e *Engine[K]) checkListedLocked() {
 	}
 }
 
-// Status returns what the provider knows of its fleet: whether its first list has been synced
+// status returns what the provider knows of its fleet: whether its first list has been synced
 // (every member it found engaged or failing), and the members that fail, with their problem.
 // Members.FleetStatus returns it.
-func (e *Engine[K]) Status() multicluster.FleetStatus {
+func (e *Engine[K]) status() multicluster.FleetStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := multicluster.FleetStatus{Listed: e.listed}
 	for name, m := range e.members {
-		if m.problem.Broken() {
+		if m.problem.broken {
 			if st.Failing == nil {
 				st.Failing = map[multicluster.ClusterName]string{}
 			}
@@ -221,26 +226,32 @@ func (e *Engine[K]) Status() multicluster.FleetStatus {
 	return st
 }
 
-// AddAfter queues key once d has passed; see Loop.AddAfter.
+// AddAfter queues key once d has passed, without touching its backoff: for a sync that must
+// happen at a known time (credentials that expire) whatever the sync of now returns.
 func (e *Engine[K]) AddAfter(key K, d time.Duration) { e.loop.AddAfter(key, d) }
 
-// Events returns the Engine's Event recorder for Events of the provider's own (it records on
-// the objects members come from, with the action EventAction). Valid once Run has started.
-func (e *Engine[K]) Events() *Events { return &e.events }
+// Record records an Event of the provider's own on regarding, with related (which may be nil)
+// as the related object and the kit's action, "Engage": on the objects members come from, say a
+// member's object that is not ready. The note is passed through redact.Text and cut to the
+// 1024 bytes the API allows. A nil regarding, or a provider without an Event recorder (see
+// Options.EventRecorder), records nothing.
+func (e *Engine[K]) Record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
+	e.events.record(regarding, related, eventType, reason, note)
+}
 
-// Run runs the provider until ctx ends: it starts the host (with RunHost), the Sources, and the
-// sync loop, engaging members with aware; then it disengages every member and returns. It fails
-// when a Source cannot start, when the host built by the provider stops, and when called twice.
-// A provider's Start is typically just Run.
-func (e *Engine[K]) Run(ctx context.Context, aware multicluster.Aware) error {
+// run runs the provider until ctx ends: it starts the host (with EngineOptions.RunHost), the
+// Sources, and the sync loop, engaging members with aware; then it disengages every member and
+// returns. It fails when a Source cannot start, when the host built by the provider stops, and
+// when called twice. Members.Start calls it.
+func (e *Engine[K]) run(ctx context.Context, aware multicluster.Aware) error {
 	if !e.started.CompareAndSwap(false, true) {
-		return e.Errorf("Start called twice")
+		return e.errorf("Start called twice")
 	}
 	var ownHost cluster.Cluster
 	if e.opts.RunHost {
 		ownHost = e.opts.Host
 	}
-	host := RunHost(ctx, e.errPrefix, ownHost)
+	host := hostrun.Start(ctx, e.errPrefix, ownHost)
 	defer host.Stop()
 	ctx = host.Context()
 

@@ -11,16 +11,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"mcr.dev/core/redact"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// MaxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
-const MaxNoteBytes = 1024
+// maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.
+const maxNoteBytes = 1024
 
-// Events records Events on the objects a provider watches. The zero value, and a nil *Events,
-// record nothing.
-type Events struct {
+// eventRecorder records Events on the objects a provider watches. The zero value records
+// nothing.
+type eventRecorder struct {
 	// Recorder records the Events, typically the host cluster's recorder for the provider's
 	// reporting controller.
 	Recorder events.EventRecorder
@@ -29,17 +30,17 @@ type Events struct {
 	Action string
 }
 
-// Record records an Event on regarding, with related (which may be nil, also a typed nil such
-// as a nil *corev1.Secret) as the related object. The note is passed through RedactText; one
-// longer than MaxNoteBytes is then cut and ends in "...", so that the API server does not refuse
+// record records an Event on regarding, with related (which may be nil, also a typed nil such
+// as a nil *corev1.Secret) as the related object. The note is passed through redact.Text; one
+// longer than maxNoteBytes is then cut and ends in "...", so that the API server does not refuse
 // the Event. A nil regarding records nothing.
-func (e *Events) Record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
-	if e == nil || e.Recorder == nil || regarding == nil {
+func (e *eventRecorder) record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
+	if e.Recorder == nil || regarding == nil {
 		return
 	}
-	note = RedactText(note)
-	if len(note) > MaxNoteBytes {
-		note = note[:MaxNoteBytes-3] + "..."
+	note = redact.Text(note)
+	if len(note) > maxNoteBytes {
+		note = note[:maxNoteBytes-3] + "..."
 	}
 	if isNil(related) {
 		// A typed nil in the interface would make the recorder dereference it.
@@ -64,9 +65,6 @@ type Problem struct {
 	broken  bool
 }
 
-// Broken reports whether the key has an unresolved problem.
-func (p *Problem) Broken() bool { return p.broken }
-
 // Problems reports the problems of keys that cannot be engaged: every attempt counts, but a log
 // line and a Warning Event are produced only when a key's problem appears or changes, so that a
 // key retried with backoff does not flood the log and the Events.
@@ -81,17 +79,17 @@ type Problems struct {
 	// Broken, when not nil, counts the keys with an unresolved problem.
 	Broken prometheus.Gauge
 
-	// Events records the Warning Events. Nil records none.
-	Events *Events
+	// Record records the Warning Events, typically Engine.Record. Nil records none.
+	Record func(regarding client.Object, related runtime.Object, eventType, reason, note string)
 }
 
 // Report counts a failed attempt for the key whose problem is pr and, when err's message differs
 // from the one reported last, logs it and records a Warning Event on regarding with reason
-// eventReason (related may be nil). metricReason labels the count. err is passed through Redact
-// before it is logged or recorded; credentials that RedactText cannot recognize must not be in
-// it.
+// eventReason (related may be nil). metricReason labels the count. err is passed through
+// redact.Error before it is logged or recorded; credentials that redact.Text cannot recognize
+// must not be in it.
 func (ps *Problems) Report(pr *Problem, log logr.Logger, regarding client.Object, related runtime.Object, eventReason, metricReason string, err error) {
-	err = Redact(err)
+	err = redact.Error(err)
 	if ps.Errors != nil {
 		ps.Errors.WithLabelValues(metricReason).Inc()
 	}
@@ -108,11 +106,15 @@ func (ps *Problems) Report(pr *Problem, log logr.Logger, regarding client.Object
 	}
 	pr.message = msg
 	log.Error(err, ps.Subject+" cannot be engaged", "reason", metricReason)
-	ps.Events.Record(regarding, related, corev1.EventTypeWarning, eventReason, msg)
+	if ps.Record != nil {
+		ps.Record(regarding, related, corev1.EventTypeWarning, eventReason, msg)
+	}
 }
 
-// Resolve clears the problem pr, if any, and logs that it is resolved.
-func (ps *Problems) Resolve(pr *Problem, log logr.Logger) {
+// Resolve clears the problem pr, if any, and logs that it is resolved. It reports whether the
+// key had an unresolved problem.
+func (ps *Problems) Resolve(pr *Problem, log logr.Logger) (resolved bool) {
+	resolved = pr.broken
 	if pr.broken {
 		pr.broken = false
 		if ps.Broken != nil {
@@ -123,6 +125,7 @@ func (ps *Problems) Resolve(pr *Problem, log logr.Logger) {
 		pr.message = ""
 		log.Info(ps.Subject + " problem resolved")
 	}
+	return resolved
 }
 
 // Drop forgets the problem pr without logging, for a provider that stops: the key no longer

@@ -66,9 +66,7 @@ func TestEventsRecord(t *testing.T) {
 	if second := rec.events[1]; second.related == nil || second.note != "short" {
 		t.Errorf("second event = %+v, want the Secret as related and the note unchanged", second)
 	}
-	// The zero and nil Events record nothing and do not panic.
-	var none *kit.Events
-	none.Record(testObject(), nil, corev1.EventTypeNormal, "R", "n")
+	// The zero recorder records nothing and does not panic.
 	(&kit.Events{}).Record(testObject(), nil, corev1.EventTypeNormal, "R", "n")
 }
 
@@ -80,7 +78,7 @@ func TestProblemsReportOnlyChanges(t *testing.T) {
 		Subject: "Cluster",
 		Errors:  errs,
 		Broken:  broken,
-		Events:  &kit.Events{Recorder: rec, Action: "Engage"},
+		Record:  (&kit.Events{Recorder: rec, Action: "Engage"}).Record,
 	}
 	var logs providertest.LogBuffer
 	log := logs.Logger()
@@ -132,7 +130,7 @@ func TestEventsAndProblemsRedact(t *testing.T) {
 	events.Record(testObject(), nil, corev1.EventTypeWarning, "Broken", strings.Repeat("x", kit.MaxNoteBytes-40)+url)
 
 	var logs providertest.LogBuffer
-	ps := &kit.Problems{Subject: "Cluster", Events: events}
+	ps := &kit.Problems{Subject: "Cluster", Record: events.Record}
 	var pr kit.Problem
 	ps.Report(&pr, logs.Logger(), testObject(), nil, "Unreachable", "Unreachable", errors.New(url))
 

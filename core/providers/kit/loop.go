@@ -12,14 +12,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// LoopOptions configures a Loop. Defaults are applied by New.
-type LoopOptions[K comparable] struct {
+// loopOptions configures a loop; the Engine passes its defaulted Options.
+type loopOptions[K comparable] struct {
 	// Name names the queue in the workqueue metrics, e.g. "clusterapi-provider".
 	//
 	// Defaults to none: the queue is not instrumented.
 	Name string
 
-	// Sync brings the state of one key in line with the host. The Loop never runs two syncs of
+	// Sync brings the state of one key in line with the host. The loop never runs two syncs of
 	// the same key at once; syncs of different keys run in parallel without a bound, so that a
 	// key that takes long to fail (an unreachable member waits a whole cache sync timeout)
 	// never holds up others. ctx ends when Run's context ends.
@@ -47,24 +47,24 @@ type LoopOptions[K comparable] struct {
 }
 
 // withDefaults is the only place defaults are applied.
-func (o LoopOptions[K]) withDefaults() LoopOptions[K] {
+func (o loopOptions[K]) withDefaults() loopOptions[K] {
 	d := Options{RetryMinDelay: o.RetryMinDelay, RetryMaxDelay: o.RetryMaxDelay, ResyncPeriod: o.ResyncPeriod, Logger: logr.Discard()}
 	d.SetDefaults("")
 	o.RetryMinDelay, o.RetryMaxDelay, o.ResyncPeriod = d.RetryMinDelay, d.RetryMaxDelay, d.ResyncPeriod
 	return o
 }
 
-// Loop syncs keys from a rate-limited queue. Keys may be added from the moment New returns, for
+// loop syncs keys from a rate-limited queue. Keys may be added from the moment New returns, for
 // example by the event handlers WatchHost registers before Run starts.
-type Loop[K comparable] struct {
-	opts  LoopOptions[K]
+type loop[K comparable] struct {
+	opts  loopOptions[K]
 	queue workqueue.TypedRateLimitingInterface[K]
 }
 
-// NewLoop returns a Loop with an empty queue. Call Run to process it, or ShutDown to drop it.
-func NewLoop[K comparable](opts LoopOptions[K]) *Loop[K] {
+// newLoop returns a loop with an empty queue. Call Run to process it, or ShutDown to drop it.
+func newLoop[K comparable](opts loopOptions[K]) *loop[K] {
 	o := opts.withDefaults()
-	return &Loop[K]{
+	return &loop[K]{
 		opts: o,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[K](o.RetryMinDelay, o.RetryMaxDelay),
@@ -74,22 +74,22 @@ func NewLoop[K comparable](opts LoopOptions[K]) *Loop[K] {
 
 // Add queues key for a sync. A key queued again while it waits is synced once; a key queued
 // while it is being synced is synced again afterwards. After ShutDown, Add does nothing.
-func (l *Loop[K]) Add(key K) { l.queue.Add(key) }
+func (l *loop[K]) Add(key K) { l.queue.Add(key) }
 
 // AddRateLimited queues key after its next backoff delay: for a member that stopped on its own.
-func (l *Loop[K]) AddRateLimited(key K) { l.queue.AddRateLimited(key) }
+func (l *loop[K]) AddRateLimited(key K) { l.queue.AddRateLimited(key) }
 
 // AddAfter queues key once d has passed, without touching its backoff: for a sync that must
 // happen at a known time (credentials that expire) whatever the sync of now returns.
-func (l *Loop[K]) AddAfter(key K, d time.Duration) { l.queue.AddAfter(key, d) }
+func (l *loop[K]) AddAfter(key K, d time.Duration) { l.queue.AddAfter(key, d) }
 
 // ShutDown stops the queue: Run returns once the running syncs have. It is safe to call more
 // than once and before Run.
-func (l *Loop[K]) ShutDown() { l.queue.ShutDown() }
+func (l *loop[K]) ShutDown() { l.queue.ShutDown() }
 
 // Run syncs queued keys and resyncs Options.Keys until ctx ends or ShutDown is called; then it
 // waits for the running syncs to return and returns.
-func (l *Loop[K]) Run(ctx context.Context) {
+func (l *loop[K]) Run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	context.AfterFunc(ctx, l.queue.ShutDown)
@@ -125,7 +125,7 @@ func (l *Loop[K]) Run(ctx context.Context) {
 }
 
 // resync queues Options.Keys every Options.ResyncPeriod until ctx ends.
-func (l *Loop[K]) resync(ctx context.Context) {
+func (l *loop[K]) resync(ctx context.Context) {
 	tick := time.NewTicker(l.opts.ResyncPeriod)
 	defer tick.Stop()
 	for {

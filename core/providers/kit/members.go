@@ -32,12 +32,12 @@ type Members[K comparable] struct {
 // CacheSyncTimeout and logger follow opts.Options. Call it once, from the provider's constructor.
 func (m *Members[K]) Init(opts EngineOptions[K]) (*Engine[K], error) {
 	opts.Clusters = &m.Clusters
-	e, err := NewEngine(opts)
+	e, err := newEngine(opts)
 	if err != nil {
 		return nil, err
 	}
-	// NewEngine applied the defaults.
-	m.Options.CacheSyncTimeout = e.Options().CacheSyncTimeout
+	// newEngine applied the defaults.
+	m.Options.CacheSyncTimeout = e.options().CacheSyncTimeout
 	// The Engine logs every outcome; the set's own lifecycle lines are detail.
 	m.Options.Logger = e.Logger().V(1)
 	m.engine = e
@@ -53,7 +53,7 @@ func (m *Members[K]) Start(ctx context.Context, aware multicluster.Aware) error 
 	if m.engine == nil {
 		return errNotInitialized
 	}
-	return m.engine.Run(ctx, aware)
+	return m.engine.run(ctx, aware)
 }
 
 // FleetStatus reports whether the provider has synced its first list of members, and which
@@ -62,7 +62,7 @@ func (m *Members[K]) FleetStatus() multicluster.FleetStatus {
 	if m.engine == nil {
 		return multicluster.FleetStatus{}
 	}
-	return m.engine.Status()
+	return m.engine.status()
 }
 
 // ListClusters returns the names of the engaged members, sorted: ClusterNames under the name

@@ -17,6 +17,7 @@ import (
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/kubeconfig"
+	"mcr.dev/core/redact"
 )
 
 // Defaults of Options.
@@ -25,15 +26,15 @@ const (
 	DefaultRetryMaxDelay = 5 * time.Minute
 	DefaultResyncPeriod  = 10 * time.Minute
 
-	// DefaultQPS and DefaultBurst are given to a member config that sets neither: the same as
+	// defaultQPS and defaultBurst are given to a member config that sets neither: the same as
 	// controller-runtime's config loader gives the host.
-	DefaultQPS   = 20
-	DefaultBurst = 30
+	defaultQPS   = 20
+	defaultBurst = 30
 
-	// DefaultExecTimeout and DefaultExecMaxOutput bound each run of a member's exec
+	// defaultExecTimeout and defaultExecMaxOutput bound each run of a member's exec
 	// credential plugin: its time and what it may write to stdout (1 MiB).
-	DefaultExecTimeout   = execplugin.DefaultTimeout
-	DefaultExecMaxOutput = execplugin.DefaultMaxOutput
+	defaultExecTimeout   = execplugin.DefaultTimeout
+	defaultExecMaxOutput = execplugin.DefaultMaxOutput
 )
 
 // Options is the vocabulary every provider shares. A provider embeds it in its own Options, so
@@ -54,7 +55,7 @@ type Options struct {
 	// makes every resync look like a credential change. An error is a problem of the member.
 	//
 	// Defaults to none. Configs that set neither QPS nor Burst get the QPS and Burst of the
-	// manager's cluster defaults (clusters.Defaults), or else DefaultQPS and DefaultBurst, first.
+	// manager's cluster defaults (clusters.Defaults), or else QPS 20 and Burst 30, first.
 	RESTOptions []func(*rest.Config) error
 
 	// ClusterOptions are passed to cluster.New for every member (scheme, cache options, ...),
@@ -105,14 +106,14 @@ type Options struct {
 	// stops. The member is reported with CredentialPluginFailed and retried with backoff.
 	// The first run of an engage attempt is also bounded by CacheSyncTimeout.
 	//
-	// Defaults to DefaultExecTimeout (30s).
+	// Defaults to 30s.
 	ExecTimeout time.Duration
 
 	// ExecMaxOutput bounds, in bytes, what a member's exec credential plugin may write to
 	// stdout; a plugin that writes more is killed and its member reported with
 	// CredentialPluginFailed (the note names the limit, never the output).
 	//
-	// Defaults to DefaultExecMaxOutput (1 MiB).
+	// Defaults to 1 MiB.
 	ExecMaxOutput int64
 
 	// EventRecorder records Events on the objects members come from (Secrets, Clusters,
@@ -123,28 +124,29 @@ type Options struct {
 	EventRecorder events.EventRecorder
 
 	// Logger receives the provider's messages, with the member under the key "cluster".
-	// SetDefaults wraps it with RedactLogger, so that URLs' user info and queries, bearer
-	// tokens and the like are removed from every line, errors quoted from client-go included.
+	// SetDefaults wraps it with redact.Logger (mcr.dev/core/redact), so that URLs' user info
+	// and queries, bearer tokens and the like are removed from every line, errors quoted from
+	// client-go included.
 	//
 	// Defaults to controller-runtime's logger named after the provider, e.g.
 	// "clusterapi-provider".
 	Logger logr.Logger
 
-	// inheritedQPS and inheritedBurst come from the manager's cluster defaults (Inherit).
+	// inheritedQPS and inheritedBurst come from the manager's cluster defaults (inherit).
 	inheritedQPS   float32
 	inheritedBurst int
 
-	// defaulted is set by SetDefaults, so that the kit's own calls (Members.Init, NewEngine)
+	// defaulted is set by SetDefaults, so that the kit's own calls (Members.Init, newEngine)
 	// after the provider's withDefaults do nothing.
 	defaulted bool
 }
 
-// Inherit returns o under the manager's cluster defaults d, with the precedence
+// inherit returns o under the manager's cluster defaults d, with the precedence
 // clusters.Defaults describes: d's Scheme and Cache are applied before ClusterOptions, and d's
-// QPS and Burst replace DefaultQPS and DefaultBurst for member configs that set neither, before
+// QPS and Burst replace defaultQPS and defaultBurst for member configs that set neither, before
 // RESTOptions run. The Engine builds every member with it once the manager has handed the
 // provider its defaults (Members.SetClusterDefaults).
-func (o Options) Inherit(d clusters.Defaults) Options {
+func (o Options) inherit(d clusters.Defaults) Options {
 	o.ClusterOptions = append([]cluster.Option{d.ClusterOption()}, o.ClusterOptions...)
 	if d.QPS != 0 || d.Burst != 0 {
 		o.inheritedQPS, o.inheritedBurst = d.QPS, d.Burst
@@ -176,25 +178,25 @@ func (o *Options) SetDefaults(name string) {
 		o.ResyncPeriod = DefaultResyncPeriod
 	}
 	if o.ExecTimeout <= 0 {
-		o.ExecTimeout = DefaultExecTimeout
+		o.ExecTimeout = defaultExecTimeout
 	}
 	if o.ExecMaxOutput <= 0 {
-		o.ExecMaxOutput = DefaultExecMaxOutput
+		o.ExecMaxOutput = defaultExecMaxOutput
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName(name)
 	}
-	o.Logger = RedactLogger(o.Logger)
+	o.Logger = redact.Logger(o.Logger)
 }
 
 // RESTConfig returns a copy of cfg finished for a member: QPS and Burst default to those of the
-// inherited cluster defaults (Inherit), else to DefaultQPS and DefaultBurst, when cfg sets
+// manager's cluster defaults (Members.SetClusterDefaults), else to 20 and 30, when cfg sets
 // neither, then RESTOptions apply in order. An error names the option as
 // "Options.RESTOptions[i]".
 func (o *Options) RESTConfig(cfg *rest.Config) (*rest.Config, error) {
 	cfg = clusters.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
 		if o.inheritedQPS != 0 || o.inheritedBurst != 0 {
 			cfg.QPS, cfg.Burst = o.inheritedQPS, o.inheritedBurst
 		}

@@ -82,7 +82,7 @@ type Watch[K comparable] struct {
 // Options.CacheSyncTimeout in all, until each has seen every existing object.
 func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if h.Informers == nil {
-		return nil, e.Errorf("HostObjects has no Informers")
+		return nil, e.errorf("HostObjects has no Informers")
 	}
 	timeout := e.opts.Options.CacheSyncTimeout
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -102,7 +102,7 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 		informer, err := h.Informers.GetInformer(waitCtx, w.Object, cache.BlockUntilSynced(false))
 		if err != nil {
 			stop()
-			return nil, e.Errorf("getting the host's informer for %s%s: %w", kind, hint(w.InformerHint), err)
+			return nil, e.errorf("getting the host's informer for %s%s: %w", kind, hint(w.InformerHint), err)
 		}
 		queue := func(obj any) {
 			if o, ok := ObjectOf(obj); ok {
@@ -137,14 +137,14 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 		}
 		if err != nil {
 			stop()
-			return nil, e.Errorf("watching the host's %s: %w", kind, err)
+			return nil, e.errorf("watching the host's %s: %w", kind, err)
 		}
 		if !WaitFor(waitCtx, reg.HasSynced) {
 			stop()
 			if ctx.Err() != nil {
-				return nil, e.Errorf("waiting for the host's %s: %w", kind, context.Cause(ctx))
+				return nil, e.errorf("waiting for the host's %s: %w", kind, context.Cause(ctx))
 			}
-			return nil, e.Errorf("the host's %s did not sync within %s%s", kind, timeout, hint(w.SyncHint))
+			return nil, e.errorf("the host's %s did not sync within %s%s", kind, timeout, hint(w.SyncHint))
 		}
 	}
 	return stop, nil
@@ -204,7 +204,7 @@ type Poll[K comparable] struct {
 // An error of the first run is logged, not returned: the source may come up later.
 func (p Poll[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if p.List == nil || p.Interval <= 0 {
-		return nil, e.Errorf("Poll needs List and a positive Interval")
+		return nil, e.errorf("Poll needs List and a positive Interval")
 	}
 	run := func(ctx context.Context) {
 		if err := p.List(ctx); err != nil && ctx.Err() == nil {
@@ -261,7 +261,7 @@ type Files[K comparable] struct {
 // Start logs why and the source polls only.
 func (f Files[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
 	if f.Scan == nil {
-		return nil, e.Errorf("Files needs Scan")
+		return nil, e.errorf("Files needs Scan")
 	}
 	if f.Debounce <= 0 {
 		f.Debounce = 200 * time.Millisecond

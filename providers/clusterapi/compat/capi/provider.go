@@ -18,6 +18,7 @@ import (
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/compat"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterapi"
 )
@@ -47,7 +48,7 @@ type Options struct {
 // Provider serves a cluster for every ready Cluster API Cluster once SetupWithManager has run;
 // until then it serves none.
 type Provider struct {
-	kit.Deferred[*clusterapi.Provider]
+	compat.Deferred[*clusterapi.Provider]
 	opts clusterapi.Options
 	err  error // options without a counterpart, returned by SetupWithManager
 }

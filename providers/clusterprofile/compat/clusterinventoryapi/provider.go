@@ -16,6 +16,7 @@ import (
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/compat"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/providers/clusterprofile"
 	"mcr.dev/providers/clusterprofile/compat/clusterinventoryapi/kubeconfigstrategy"
@@ -42,7 +43,7 @@ type Options struct {
 // Provider serves a cluster for every ready ClusterProfile once SetupWithManager has run; until
 // then it serves none.
 type Provider struct {
-	kit.Deferred[*clusterprofile.Provider]
+	compat.Deferred[*clusterprofile.Provider]
 	opts clusterprofile.Options
 }
 

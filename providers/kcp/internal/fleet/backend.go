@@ -17,7 +17,7 @@ import (
 
 	corefleet "mcr.dev/core/fleet"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 )
 
 // Backend reads the engaged logical clusters from their endpoints' shared caches: one read of
@@ -63,7 +63,7 @@ func (b *Backend) List(ctx context.Context, list client.ObjectList, o *client.Li
 		wg.Go(func() {
 			objs[i], errs[i] = b.listEndpoint(ctx, g, list, o)
 			if errs[i] != nil {
-				errs[i] = fmt.Errorf("endpoint %s: %w", kit.RedactText(g.shared.URL()), kit.Redact(errs[i]))
+				errs[i] = fmt.Errorf("endpoint %s: %w", redact.Text(g.shared.URL()), redact.Error(errs[i]))
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	corefleet "mcr.dev/core/fleet"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/redact"
 
 	"mcr.dev/providers/kcp/internal/cache"
 )
@@ -39,7 +40,7 @@ func (b *Backend) AddEventHandler(ctx context.Context, obj client.Object, handle
 		members := b.membersOn(shared)
 		tried += len(members)
 		if err := r.subscribe(ctx, shared); err != nil {
-			err = fmt.Errorf("endpoint %s: %w", kit.RedactText(shared.URL()), kit.Redact(err))
+			err = fmt.Errorf("endpoint %s: %w", redact.Text(shared.URL()), redact.Error(err))
 			for _, m := range members {
 				failed[multicluster.ClusterName(m.name)] = err
 			}
@@ -150,7 +151,7 @@ func (r *subscription) announce(m *member) {
 	shared := m.shared
 	if err := r.subscribe(m.ctx, shared); err != nil {
 		if m.ctx.Err() == nil && !r.removed.Load() {
-			r.b.log.Error(err, "Cannot tell the fleet event handler about the logical cluster", "cluster", m.name, "endpoint", kit.RedactText(shared.URL()))
+			r.b.log.Error(err, "Cannot tell the fleet event handler about the logical cluster", "cluster", m.name, "endpoint", redact.Text(shared.URL()))
 		}
 		return
 	}
@@ -169,7 +170,7 @@ func (r *subscription) announce(m *member) {
 	// Read under deliver, so that the adds are at least as new as the events delivered before.
 	objs, err := cache.ObjectsOf(s.informer, m.name)
 	if err != nil {
-		r.b.log.Error(err, "Cannot list the logical cluster's objects for the fleet event handler", "cluster", m.name, "endpoint", kit.RedactText(shared.URL()))
+		r.b.log.Error(err, "Cannot list the logical cluster's objects for the fleet event handler", "cluster", m.name, "endpoint", redact.Text(shared.URL()))
 		return
 	}
 	for _, obj := range objs {

@@ -13,6 +13,7 @@ import (
 
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/compat"
 	"mcr.dev/core/providers/kit"
 	mcrkubeconfig "mcr.dev/providers/kubeconfig"
 )
@@ -46,7 +47,7 @@ type Options struct {
 // Provider serves the clusters of the kubeconfig Secrets once SetupWithManager has run; until
 // then it serves none.
 type Provider struct {
-	kit.Deferred[*mcrkubeconfig.Provider]
+	compat.Deferred[*mcrkubeconfig.Provider]
 	opts Options
 }
 

@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"mcr.dev/core/providers/kit"
 )
 
-// A Loop, the Engine's queue, syncs keys in parallel, one goroutine per key at a time, and
-// retries a key whose sync asks for it with exponential backoff.
-func ExampleLoop() {
+// The Engine's queue syncs keys in parallel, one goroutine per key at a time, and retries a key
+// whose sync asks for it with exponential backoff.
+func TestLoopRetriesWithBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
 		mu     sync.Mutex
@@ -45,10 +46,7 @@ func ExampleLoop() {
 	l.Run(ctx) // returns once ctx ends and the running syncs have returned
 
 	slices.Sort(synced)
-	for _, s := range synced {
-		fmt.Println(s)
+	if want := []string{"flaky after 2 tries", "steady after 1 tries"}; !slices.Equal(synced, want) {
+		t.Errorf("synced %q, want %q", synced, want)
 	}
-	// Output:
-	// flaky after 2 tries
-	// steady after 1 tries
 }

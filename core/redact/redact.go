@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kit
+package redact
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Redacted replaces what RedactText removes.
-const Redacted = "REDACTED"
+// Placeholder replaces what Text removes.
+const Placeholder = "REDACTED"
 
-// minSecretBytes is the length below which RedactText does not look for a known secret: a
+// minSecretBytes is the length below which Text does not look for a known secret: a
 // shorter value would match ordinary words of the text.
 const minSecretBytes = 8
 
@@ -27,7 +27,7 @@ var (
 	// be a token rather than a word.
 	bearer = regexp.MustCompile(`\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*`)
 	// credentialParameter matches a query or form parameter whose name says it holds a
-	// credential, outside any URL RedactText recognized: "&access_token=x".
+	// credential, outside any URL Text recognized: "&access_token=x".
 	credentialParameter = regexp.MustCompile(`(?i)([?&;][\w.-]*(?:token|secret|password|passwd|key|signature|credential)[\w.-]*=)[^&;\s"'#]+`)
 	// jwt matches a JSON Web Token (ServiceAccount and OIDC tokens are JWTs).
 	jwt = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
@@ -39,30 +39,30 @@ var (
 	privateKey = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`)
 )
 
-// RedactText returns s without the credentials text about a member may carry: the user info,
+// Text returns s without the credentials text about a member may carry: the user info,
 // query and fragment of every URL (client-go, controller-runtime and net/http errors quote
 // request URLs, as in Get "https://user:pass@host/api?token=..."), parameters named like
 // credentials (&access_token=...), the credentials of Authorization headers, bearer tokens,
 // JWTs, PEM private keys and what client-go quotes of an exec plugin's output it cannot decode
 // (after "decoding stdout:"); and every occurrence of
 // each of secrets (known credential values of the member, see Secrets) of at least 8 bytes.
-// Each is replaced by Redacted; the rest of the text, the host of a URL included, stays.
+// Each is replaced by Placeholder; the rest of the text, the host of a URL included, stays.
 //
-// It is the kit's one redaction path: Redact, RedactLogger, Events.Record and Problems.Report
-// all use it.
-func RedactText(s string, secrets ...string) string {
+// It is the one redaction path of mcr.s providers: Error, Logger and everything the provider
+// kit reports (mcr.dev/core/providers/kit) use it.
+func Text(s string, secrets ...string) string {
 	for _, secret := range secrets {
 		if len(secret) >= minSecretBytes {
-			s = strings.ReplaceAll(s, secret, Redacted)
+			s = strings.ReplaceAll(s, secret, Placeholder)
 		}
 	}
 	s = redactURLs(s)
-	s = credentialParameter.ReplaceAllString(s, "${1}"+Redacted)
-	s = privateKey.ReplaceAllString(s, Redacted)
-	s = pluginOutput.ReplaceAllString(s, "${1} "+Redacted)
-	s = authorization.ReplaceAllString(s, "${1}"+Redacted)
-	s = bearer.ReplaceAllString(s, "Bearer "+Redacted)
-	return jwt.ReplaceAllString(s, Redacted)
+	s = credentialParameter.ReplaceAllString(s, "${1}"+Placeholder)
+	s = privateKey.ReplaceAllString(s, Placeholder)
+	s = pluginOutput.ReplaceAllString(s, "${1} "+Placeholder)
+	s = authorization.ReplaceAllString(s, "${1}"+Placeholder)
+	s = bearer.ReplaceAllString(s, "Bearer "+Placeholder)
+	return jwt.ReplaceAllString(s, Placeholder)
 }
 
 // redactURLs replaces the user info, query and fragment of every URL of s ("scheme://...").
@@ -109,16 +109,16 @@ func urlEnd(s string, start int) int {
 func redactURL(u string) string {
 	rest := ""
 	if q := strings.IndexAny(u, "?#"); q >= 0 {
-		rest = u[q:q+1] + Redacted
+		rest = u[q:q+1] + Placeholder
 		u = u[:q]
 	}
 	if at := strings.LastIndex(u, "@"); at >= 0 {
-		u = Redacted + u[at:]
+		u = Placeholder + u[at:]
 	}
 	return u + rest
 }
 
-// Secrets returns the credential values of cfg that RedactText must remove wherever they
+// Secrets returns the credential values of cfg that Text must remove wherever they
 // appear: the bearer token, the basic-auth password, the client key, the user info and query
 // of the host, the arguments and environment values of an exec plugin and the configuration
 // values of an auth-provider. Nil for a nil cfg.
@@ -152,10 +152,10 @@ func Secrets(cfg *rest.Config) []string {
 	return secrets
 }
 
-// Redact returns err with its message passed through RedactText (with secrets), or nil for
+// Error returns err with its message passed through Text (with secrets), or nil for
 // nil. errors.Is and errors.As still see err and what it wraps; their messages are not
 // redacted, so print the returned error, not what it wraps.
-func Redact(err error, secrets ...string) error {
+func Error(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
@@ -163,7 +163,7 @@ func Redact(err error, secrets ...string) error {
 		return r
 	}
 	msg := err.Error()
-	redacted := RedactText(msg, secrets...)
+	redacted := Text(msg, secrets...)
 	return &redactedError{msg: redacted, err: err}
 }
 
@@ -176,11 +176,11 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// RedactLogger returns a logger that passes the message, every string, error and
-// fmt.Stringer value and every name of log through RedactText before log's sink sees them.
-// Options.SetDefaults wraps Options.Logger with it, so every line a provider logs through its
-// Options or its Engine is redacted. A logger without a sink is returned as it is.
-func RedactLogger(log logr.Logger) logr.Logger {
+// Logger returns a logger that passes the message, every string, error and
+// fmt.Stringer value and every name of log through Text before log's sink sees them.
+// The provider kit wraps every provider.s logger with it (kit.Options.SetDefaults), so every
+// line a provider logs through its Options or its Engine is redacted. A logger without a sink is returned as it is.
+func Logger(log logr.Logger) logr.Logger {
 	sink := log.GetSink()
 	if sink == nil {
 		return log
@@ -195,7 +195,7 @@ func RedactLogger(log logr.Logger) logr.Logger {
 	return log.WithSink(&redactSink{sink: sink})
 }
 
-// redactSink is the logr.LogSink of RedactLogger.
+// redactSink is the logr.LogSink of Logger.
 type redactSink struct{ sink logr.LogSink }
 
 var _ logr.CallDepthLogSink = (*redactSink)(nil)
@@ -210,14 +210,14 @@ func (s *redactSink) Init(info logr.RuntimeInfo) {
 func (s *redactSink) Enabled(level int) bool { return s.sink.Enabled(level) }
 
 func (s *redactSink) Info(level int, msg string, keysAndValues ...any) {
-	s.sink.Info(level, RedactText(msg), redactValues(keysAndValues)...)
+	s.sink.Info(level, Text(msg), redactValues(keysAndValues)...)
 }
 
 func (s *redactSink) Error(err error, msg string, keysAndValues ...any) {
 	if err != nil {
 		err, _ = redactValue(err).(error)
 	}
-	s.sink.Error(err, RedactText(msg), redactValues(keysAndValues)...)
+	s.sink.Error(err, Text(msg), redactValues(keysAndValues)...)
 }
 
 func (s *redactSink) WithValues(keysAndValues ...any) logr.LogSink {
@@ -225,7 +225,7 @@ func (s *redactSink) WithValues(keysAndValues ...any) logr.LogSink {
 }
 
 func (s *redactSink) WithName(name string) logr.LogSink {
-	return &redactSink{sink: s.sink.WithName(RedactText(name))}
+	return &redactSink{sink: s.sink.WithName(Text(name))}
 }
 
 func (s *redactSink) WithCallDepth(depth int) logr.LogSink {
@@ -259,11 +259,11 @@ func redactValue(v any) (out any) {
 	}()
 	switch v := v.(type) {
 	case string:
-		return RedactText(v)
+		return Text(v)
 	case error:
-		return Redact(v)
+		return Error(v)
 	case fmt.Stringer:
-		return RedactText(v.String())
+		return Text(v.String())
 	}
 	return v
 }

@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kit_test
+package redact_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
+	"mcr.dev/core/redact"
 )
 
 func TestRedactText(t *testing.T) {
@@ -82,7 +83,7 @@ func TestRedactText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := kit.RedactText(tc.in)
+			got := redact.Text(tc.in)
 			for _, s := range tc.gone {
 				if strings.Contains(got, s) {
 					t.Errorf("RedactText left %q in %q", s, got)
@@ -96,7 +97,7 @@ func TestRedactText(t *testing.T) {
 		})
 	}
 
-	if got := kit.RedactText("plugin failed for M4rk3rS3cr3t and abc", "M4rk3rS3cr3t", "abc", ""); got != "plugin failed for REDACTED and abc" {
+	if got := redact.Text("plugin failed for M4rk3rS3cr3t and abc", "M4rk3rS3cr3t", "abc", ""); got != "plugin failed for REDACTED and abc" {
 		t.Errorf("RedactText with secrets = %q; want the long secret gone and the short one (a word) left", got)
 	}
 }
@@ -115,7 +116,7 @@ func TestRedactTextOfNetHTTPErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), "qu3ry-t0ken") {
 		t.Logf("net/http no longer quotes the query: %v", err)
 	}
-	got := kit.Redact(err).Error()
+	got := redact.Error(err).Error()
 	for _, s := range []string{"us3r-n4me", "hunter2", "qu3ry-t0ken"} {
 		if strings.Contains(got, s) {
 			t.Errorf("Redact left %q in %q", s, got)
@@ -124,21 +125,21 @@ func TestRedactTextOfNetHTTPErrors(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	if kit.Redact(nil) != nil {
+	if redact.Error(nil) != nil {
 		t.Error("Redact(nil) is not nil")
 	}
-	inner := kit.ErrUnreachable
-	err := kit.Redact(errors.Join(inner, errors.New(`Get "https://u:hunter2@h/": EOF`)))
-	if !errors.Is(err, kit.ErrUnreachable) {
+	inner := errors.New("the member did not answer")
+	err := redact.Error(errors.Join(inner, errors.New(`Get "https://u:hunter2@h/": EOF`)))
+	if !errors.Is(err, inner) {
 		t.Error("Redact hides what the error wraps from errors.Is")
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("Redact left the password in %q", err)
 	}
-	if again := kit.Redact(err); again != err {
+	if again := redact.Error(err); again != err {
 		t.Error("Redact of a redacted error wraps it again")
 	}
-	if got := kit.Redact(err, "the member did").Error(); strings.Contains(got, "the member did") {
+	if got := redact.Error(err, "the member did").Error(); strings.Contains(got, "the member did") {
 		t.Errorf("Redact of a redacted error with secrets left a secret: %q", got)
 	}
 }
@@ -154,13 +155,13 @@ func TestSecrets(t *testing.T) {
 		ExecProvider: &clientcmdapi.ExecConfig{Args: []string{"exec-argument"}, Env: []clientcmdapi.ExecEnvVar{{Name: "N", Value: "exec-env-value"}}},
 		AuthProvider: &clientcmdapi.AuthProviderConfig{Config: map[string]string{"id-token": "auth-provider-token"}},
 	}
-	secrets := strings.Join(kit.Secrets(cfg), "\n")
+	secrets := strings.Join(redact.Secrets(cfg), "\n")
 	for _, want := range []string{"url-password", "query-token", "bearer-token", "basic-password", "client-key-bytes", "exec-argument", "exec-env-value", "auth-provider-token"} {
 		if !strings.Contains(secrets, want) {
 			t.Errorf("Secrets misses %q", want)
 		}
 	}
-	if kit.Secrets(nil) != nil {
+	if redact.Secrets(nil) != nil {
 		t.Error("Secrets(nil) is not nil")
 	}
 }
@@ -168,8 +169,8 @@ func TestSecrets(t *testing.T) {
 func TestRedactLogger(t *testing.T) {
 	var lines []string
 	base := funcr.New(func(prefix, args string) { lines = append(lines, prefix+" "+args) }, funcr.Options{LogCaller: funcr.All})
-	log := kit.RedactLogger(base)
-	if kit.RedactLogger(log).GetSink() != log.GetSink() {
+	log := redact.Logger(base)
+	if redact.Logger(log).GetSink() != log.GetSink() {
 		t.Error("RedactLogger wraps a redacting logger again")
 	}
 	secretURL := "https://u:hunter2@h/?token=qu3ry-t0ken"
@@ -233,7 +234,7 @@ func FuzzRedactText(f *testing.F) {
 		if mode&4 != 0 {
 			text = strconv.Quote(text)
 		}
-		if out := kit.RedactText(prefix + text + suffix); strings.Contains(out, secret) {
+		if out := redact.Text(prefix + text + suffix); strings.Contains(out, secret) {
 			t.Fatalf("RedactText(%q) = %q", prefix+text+suffix, out)
 		}
 	})

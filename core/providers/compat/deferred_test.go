@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kit_test
+package compat_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/compat"
 )
 
 // recordingProvider records what Deferred passes on to it.
@@ -43,7 +43,7 @@ func (p *recordingProvider) IndexField(_ context.Context, _ client.Object, field
 }
 
 func TestDeferredWaitsForItsProvider(t *testing.T) {
-	var d kit.Deferred[*recordingProvider]
+	var d compat.Deferred[*recordingProvider]
 	if _, err := d.Get(t.Context(), "east"); !errors.Is(err, multicluster.ErrClusterNotFound) {
 		t.Errorf("Get before Set = %v, want ErrClusterNotFound", err)
 	}

@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kit
+package compat
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"mcr.dev/core/multicluster"
 )
 
-// RunnableProvider is a provider the manager runs: every provider built on the kit.
+// RunnableProvider is a provider the manager runs: every provider built on the provider kit.
 type RunnableProvider interface {
 	multicluster.Provider
 	multicluster.ProviderRunnable

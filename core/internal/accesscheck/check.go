@@ -1,7 +1,7 @@
 // Copyright 2026 The mcr Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package kit
+package accesscheck
 
 import (
 	"context"
@@ -15,39 +15,40 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/client-go/rest"
+	"mcr.dev/core/redact"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
-// ErrUnauthorized is returned (wrapped) by CheckAccess when the member refused the credentials.
+// ErrUnauthorized is returned (wrapped) by Check and Served when the member refused the credentials.
 var ErrUnauthorized = errors.New("the member refused the credentials (401 Unauthorized)")
 
-// ErrUnreachable is returned (wrapped) by CheckAccess when the member did not answer as an API
+// ErrUnreachable is returned (wrapped) by Check and Served when the member did not answer as an API
 // server.
 var ErrUnreachable = errors.New("the member did not answer")
 
-// CheckAccess asks the member who the credentials are, with a SelfSubjectReview: it proves
+// Check asks the member who the credentials are, with a SelfSubjectReview: it proves
 // that the member answers and accepts the credentials, and needs no RBAC beyond what every
 // authenticated user has. A Forbidden or NotFound answer (reviews not allowed or not served)
 // still proves both, unless the member took a config with credentials for an anonymous
 // request (an API server that allows anonymous requests answers bad credentials so), which is
 // ErrUnauthorized. The error wraps ErrUnauthorized or ErrUnreachable and never contains the
 // member's address (a URL may carry secrets, and the error ends up in Events); what else it
-// says is passed through RedactText.
-func CheckAccess(ctx context.Context, cl cluster.Cluster) error {
+// says is passed through redact.Text.
+func Check(ctx context.Context, cl cluster.Cluster) error {
 	return checkAccess(ctx, cl, false)
 }
 
-// CheckServed is CheckAccess for members behind a front door that routes by path: a NotFound
+// Served is Check for members behind a front door that routes by path: a NotFound
 // answer means that nothing serves the member's path, and is ErrUnreachable.
-func CheckServed(ctx context.Context, cl cluster.Cluster) error {
+func Served(ctx context.Context, cl cluster.Cluster) error {
 	return checkAccess(ctx, cl, true)
 }
 
 func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable bool) error {
 	c, err := authenticationv1client.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
 	if err != nil {
-		return Redact(fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err))
+		return redact.Error(fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err))
 	}
 	review, err := c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
@@ -64,7 +65,7 @@ func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable 
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w within the access check's time limit", ErrUnreachable)
 	}
-	return fmt.Errorf("%w: %s", ErrUnreachable, RedactText(describe(err)))
+	return fmt.Errorf("%w: %s", ErrUnreachable, redact.Text(describe(err)))
 }
 
 // anonymousUser is the user an API server gives requests it does not authenticate.
