@@ -19,11 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // v1beta1 is supported on purpose (Options.APIVersion).
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -44,9 +42,6 @@ var (
 )
 
 var (
-	// processLogs receives what controller-runtime and client-go log.
-	processLogs providertest.LogBuffer
-
 	// webhook is the conversion webhook of the Cluster CRD, with its CA; it serves every fleet
 	// of the test binary (a test with a fleet of its own installs the CRD there too) and ends
 	// with the process.
@@ -55,11 +50,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// Tests that look at a provider's logs pass their own logger; the process-wide loggers
-	// (controller-runtime, client-go) are kept for leak checks.
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
-	envtest.Main(m, envtest.Options{Members: []string{"mgmt", "east", "west", "north"}}, setup)
+	providertest.Main(m, providertest.MainOptions{Members: []string{"mgmt", "east", "west", "north"}}, setup)
 }
 
 // setup keeps the fleet, installs the Cluster CRD on mgmt and builds the client of mgmt.

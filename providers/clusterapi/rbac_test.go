@@ -133,6 +133,6 @@ func rbacScenario(t *testing.T, host *envtest.Member, rules []rbacv1.PolicyRule)
 			return providertest.EventCount(t.Context(), cl, ns, providertest.EventTarget{Name: name}, reason)
 		},
 	})
-	trial.FailForbidden(fmt.Sprintf("system:serviceaccount:%s:provider", ns), logs, &processLogs)
+	trial.FailForbidden(fmt.Sprintf("system:serviceaccount:%s:provider", ns), logs, &providertest.ProcessLogs)
 	return trial.Failures()
 }

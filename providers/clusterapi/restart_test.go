@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +19,6 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
@@ -35,24 +33,14 @@ func TestHostRestart(t *testing.T) {
 	if err := installCRD(t.Context(), host.Config()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(host.Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ns = "fleet"
-	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	const cacheSyncTimeout = 5 * time.Second
-	p, err := clusterapi.New(host.Config(), clusterapi.Options{
-		Namespaces: []string{ns},
-		Options:    kit.Options{CacheSyncTimeout: cacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second},
-	})
+	c := host.ClientForTest(t, client.Options{Scheme: scheme})
+	ns := envtest.NamespaceForTest(t, "fleet", host)
+	p, err := clusterapi.New(host.Config(), clusterapi.Options{Namespaces: []string{ns}, Options: providertest.RestartKitOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: host, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Host: host, Wait: waitTimeout,
 		Subjects: []providertest.RestartSubject{{
 			Provider: p,
 			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {

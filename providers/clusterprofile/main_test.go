@@ -28,10 +28,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -65,19 +63,8 @@ const tokenNamespace = "mcr-tokens"
 const accessProviderName = "mcr-token"
 
 func TestMain(m *testing.M) {
-	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
-	if err := providertest.ListWithoutStreaming(); err != nil {
-		panic(err)
-	}
-	// Every line logged through controller-runtime's and klog's process-wide loggers, for the
-	// leak test; tests that look at a provider's own logs pass their own logger.
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
-	envtest.Main(m, envtest.Options{Members: []string{"hub", "east", "west", "north"}}, setUp)
+	providertest.Main(m, providertest.MainOptions{Members: []string{"hub", "east", "west", "north"}, ListWithoutStreaming: true}, setUp)
 }
-
-// processLogs receives every line of controller-runtime's and klog's loggers.
-var processLogs = &providertest.LogBuffer{}
 
 // testDirPrefix names the directories that hold the built plugin and the hub kubeconfig.
 const testDirPrefix = "clusterprofile-test-"

@@ -202,7 +202,7 @@ func rbacScenario(t *testing.T, rules []rbacv1.PolicyRule) error {
 	user := fmt.Sprintf("system:serviceaccount:mcr-system:cp-%s", ns)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, line := range processLogs.Lines() {
+		for _, line := range providertest.ProcessLogs.Lines() {
 			if strings.Contains(line, user) && strings.Contains(strings.ToLower(line), "forbidden") {
 				return fmt.Errorf("a request was refused: %s", line)
 			}

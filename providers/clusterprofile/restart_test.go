@@ -6,7 +6,6 @@ package clusterprofile_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,6 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
@@ -27,20 +25,13 @@ import (
 // fleet of its own, so that the outage disturbs no other test.
 func TestHostRestart(t *testing.T) {
 	t.Parallel()
-	const cacheSyncTimeout = 5 * time.Second
 	f := envtest.StartForTest(t, "hub", "member")
 	hubMember := f.Member("hub")
 	if err := installCRD(t.Context(), hubMember.Config()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(hubMember.Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ns = "fleet"
-	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	c := hubMember.ClientForTest(t, client.Options{Scheme: scheme})
+	ns := envtest.NamespaceForTest(t, "fleet", hubMember)
 	// add creates a healthy profile whose kubeconfig Secret reaches the member.
 	add := func(ctx context.Context, name string) error {
 		data, err := f.Member("member").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{Name: name})
@@ -68,13 +59,13 @@ func TestHostRestart(t *testing.T) {
 	}
 	p, err := clusterprofile.New(hubMember.Config(), clusterprofile.Options{
 		Secret:  &clusterprofile.SecretStrategy{ConsumerName: consumer},
-		Options: kit.Options{CacheSyncTimeout: cacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second},
+		Options: providertest.RestartKitOptions(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: hubMember, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Host: hubMember, Wait: waitTimeout,
 		Subjects: []providertest.RestartSubject{{
 			Provider: p,
 			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {

@@ -15,10 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
@@ -30,14 +28,8 @@ import (
 // package's own tests use east and west; the conformance suite uses all three.
 var fleet *envtest.Fleet
 
-// processLogs receives what controller-runtime and client-go log, for leak checks; tests that
-// look at a provider's logs pass their own logger.
-var processLogs providertest.LogBuffer
-
 func TestMain(m *testing.M) {
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
-	envtest.Main(m, envtest.Options{Members: []string{"east", "west", "north"}}, func(f *envtest.Fleet) error {
+	providertest.Main(m, providertest.MainOptions{Members: []string{"east", "west", "north"}}, func(f *envtest.Fleet) error {
 		fleet = f
 		return nil
 	})

@@ -27,12 +27,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
@@ -71,19 +69,8 @@ var (
 var shootMembers = []string{"east", "west", "north"}
 
 func TestMain(m *testing.M) {
-	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
-	if err := providertest.ListWithoutStreaming(); err != nil {
-		panic(err)
-	}
-	// Every line logged through controller-runtime's and klog's process-wide loggers, for the
-	// leak and RBAC tests; tests that look at a provider's own logs pass their own logger.
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
-	envtest.Main(m, envtest.Options{Members: append([]string{"host"}, shootMembers...)}, setUp)
+	providertest.Main(m, providertest.MainOptions{Members: append([]string{"host"}, shootMembers...), ListWithoutStreaming: true}, setUp)
 }
-
-// processLogs receives every line of controller-runtime's and klog's loggers.
-var processLogs = &providertest.LogBuffer{}
 
 // setUp prepares the fleet f: the Gardener CRDs on host, the garden identity and the minter.
 func setUp(f *envtest.Fleet) error {

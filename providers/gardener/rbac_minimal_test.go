@@ -173,7 +173,7 @@ func within(what string, stopped <-chan struct{}, startErr *error, check func() 
 func noneRefused(user string) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, line := range processLogs.Lines() {
+		for _, line := range providertest.ProcessLogs.Lines() {
 			if strings.Contains(line, user) && strings.Contains(strings.ToLower(line), "forbidden") {
 				return fmt.Errorf("a request was refused: %s", line)
 			}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +21,6 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
@@ -34,16 +32,12 @@ import (
 // runs on a fleet of its own, so that the outage disturbs no other test.
 func TestHostRestart(t *testing.T) {
 	t.Parallel()
-	const cacheSyncTimeout = 5 * time.Second
 	f := envtest.StartForTest(t, "seed", "shoot")
 	seedMember := f.Member("seed")
 	if err := installCRDs(t.Context(), seedMember.Config()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(seedMember.Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := seedMember.ClientForTest(t, client.Options{Scheme: scheme})
 	const technicalIDPrefix = "shoot--restart--"
 	// add creates the control plane of shoot name: its namespace, Secret "gardener" and
 	// Cluster object.
@@ -115,7 +109,7 @@ func TestHostRestart(t *testing.T) {
 		shoot.Status = usableStatus(project, name, f.Member("shoot").Host())
 		return c.Status().Update(ctx, shoot)
 	}
-	kitOptions := kit.Options{CacheSyncTimeout: cacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second}
+	kitOptions := providertest.RestartKitOptions()
 	p, err := gardener.New(seedMember.Config(), gardener.Options{Topology: gardener.TopologySeed, Options: kitOptions})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +119,7 @@ func TestHostRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: seedMember, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Host: seedMember, Wait: waitTimeout,
 		Subjects: []providertest.RestartSubject{{
 			Provider: p,
 			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {

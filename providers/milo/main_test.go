@@ -20,11 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
@@ -51,18 +49,7 @@ var (
 	scheme   *runtime.Scheme
 )
 
-// processLogs receives every line of the process-wide loggers (controller-runtime's and
-// client-go's klog), which the leak test scans; tests that look at a provider's own lines pass
-// it a logger of their own.
-var processLogs = &providertest.LogBuffer{}
-
 func TestMain(m *testing.M) {
-	// So that TestEachPermissionIsNeeded shows list is needed as well as watch.
-	if err := providertest.ListWithoutStreaming(); err != nil {
-		panic(err)
-	}
-	ctrllog.SetLogger(processLogs.Logger())
-	klog.SetLogger(processLogs.Logger())
 	var err error
 	if scheme, err = milo.Scheme(); err == nil {
 		err = apiextensionsv1.AddToScheme(scheme)
@@ -71,7 +58,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	envtest.Main(m, envtest.Options{Members: []string{"milo", "alpha", "beta", "gamma"}}, func(f *envtest.Fleet) error {
+	providertest.Main(m, providertest.MainOptions{Members: []string{"milo", "alpha", "beta", "gamma"}, ListWithoutStreaming: true}, func(f *envtest.Fleet) error {
 		fleet = f
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()

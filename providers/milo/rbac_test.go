@@ -126,7 +126,7 @@ func runModeWithRules(t *testing.T, namespace string, mode milo.Mode, rules []rb
 	if !whole {
 		// Errors that change nothing the steps see, such as a watch that is refused after the
 		// initial list, are logged.
-		trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, processLogs)
+		trial.FailForbidden("system:serviceaccount:"+namespace+":provider", logs, &providertest.ProcessLogs)
 	}
 	return trial.Failures()
 }

@@ -6,7 +6,6 @@ package milo_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +15,6 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
-	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/milo"
 	resourcemanagerv1alpha1 "mcr.dev/providers/milo/api/resourcemanager/v1alpha1"
@@ -28,7 +26,6 @@ import (
 // Options.CacheSyncTimeout, and starts it again with its data and address
 // (providertest.RunRestartTest).
 func TestHostRestart(t *testing.T) {
-	const cacheSyncTimeout = 5 * time.Second
 	f := envtest.StartForTest(t, "milo", "project")
 	ctx := t.Context()
 	admin, err := client.New(f.Member("milo").Config(), client.Options{Scheme: scheme})
@@ -80,16 +77,12 @@ func TestHostRestart(t *testing.T) {
 			return admin.Status().Update(ctx, p)
 		})
 	}
-	p, err := milo.New(px.Config(sa.BearerToken), milo.Options{Options: kit.Options{
-		CacheSyncTimeout: cacheSyncTimeout,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-	}})
+	p, err := milo.New(px.Config(sa.BearerToken), milo.Options{Options: providertest.RestartKitOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: f.Member("milo"), CacheSyncTimeout: cacheSyncTimeout, Wait: waitTimeout,
+		Host: f.Member("milo"), Wait: waitTimeout,
 		Subjects: []providertest.RestartSubject{{
 			Provider: p,
 			Add: func(_ context.Context, name string) (multicluster.ClusterName, error) {

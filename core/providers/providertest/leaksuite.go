@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 )
@@ -24,30 +26,36 @@ var PermissivePolicy = kubeconfig.Policy{AllowExec: true, AllowExecEnv: "*", All
 // LeakReport is what a leak test scans once the provider has been driven: everything the
 // provider and the process reported to the outside world.
 type LeakReport struct {
-	// Logs are the provider's and the process-wide loggers' lines.
+	// Logs are the lines of the provider's loggers; ProcessLogs, the process-wide loggers'
+	// lines, are scanned too.
 	Logs []*LogBuffer
 	// Events are the API servers whose Events (every namespace) are scanned.
 	Events []*rest.Config
-	// Metrics gathers the metrics to scan; nil scans none.
+	// Metrics gathers the metrics to scan. Default: controller-runtime's registry
+	// (ctrlmetrics.Registry), where the kit registers every provider's metrics.
 	Metrics prometheus.Gatherer
 }
 
-// Report scans everything r names and then checks (see Check): a test fails for every leak,
-// for a source it could not scan, and when nothing was scanned.
+// Report scans everything r names and ProcessLogs, then checks (see Check): a test fails for
+// every leak, for a source it could not scan, and when nothing was scanned.
 func (c *LeakCheck) Report(t *testing.T, r LeakReport) {
 	t.Helper()
-	for _, l := range r.Logs {
-		c.ScanLogs(l)
+	if r.Metrics == nil {
+		r.Metrics = ctrlmetrics.Registry
 	}
+	for _, l := range r.Logs {
+		if l != &ProcessLogs {
+			c.ScanLogs(l)
+		}
+	}
+	c.ScanLogs(&ProcessLogs)
 	for _, cfg := range r.Events {
 		if err := c.ScanEvents(t.Context(), cfg); err != nil {
 			t.Error(err)
 		}
 	}
-	if r.Metrics != nil {
-		if err := c.ScanMetrics(r.Metrics); err != nil {
-			t.Error(err)
-		}
+	if err := c.ScanMetrics(r.Metrics); err != nil {
+		t.Error(err)
 	}
 	c.Check(t)
 	t.Logf("%d texts scanned", c.Scanned())
@@ -86,8 +94,10 @@ type KubeconfigLeakTest struct {
 }
 
 // RunKubeconfigLeakTest plants a marker in every credential field a kubeconfig has and in the
-// output of exec credential plugins (AllMarkedKubeconfigs), runs lt.Drive under each policy in
-// parallel (subtests "policies/<name>") and then scans lt.Report for the markers.
+// output of exec credential plugins (AllMarkedKubeconfigs: scripts that print a marked token,
+// print it in output that is not JSON or does not decode, or fail after printing it), runs
+// lt.Drive under each policy in parallel (subtests "policies/<name>") and then scans lt.Report
+// for the markers.
 func RunKubeconfigLeakTest(t *testing.T, lt KubeconfigLeakTest) {
 	t.Helper()
 	check := NewLeakCheck()

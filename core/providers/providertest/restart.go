@@ -13,12 +13,23 @@ import (
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 )
 
 // DefaultRestartRecovery is how long RunRestartTest waits, after the host is back, for a member
 // added or removed then: client-go's reflectors back off up to 30 s, with jitter up to twice
 // that, while the host is down, so their next attempt may come a minute after the restart.
 const DefaultRestartRecovery = 90 * time.Second
+
+// RestartCacheSyncTimeout is the CacheSyncTimeout of RestartKitOptions, and of a RestartTest that
+// sets none: short, so that the outage, twice as long, is short too.
+const RestartCacheSyncTimeout = 5 * time.Second
+
+// RestartKitOptions are the kit options of a provider under RunRestartTest: CacheSyncTimeout
+// RestartCacheSyncTimeout, and retries short enough to catch up soon after the host is back.
+func RestartKitOptions() kit.Options {
+	return kit.Options{CacheSyncTimeout: RestartCacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second}
+}
 
 // RestartSubject is one provider of a RestartTest, with how its members are added and removed on
 // the host. The member names RunRestartTest passes are "stays", "goes" and "added".
@@ -38,7 +49,7 @@ type RestartTest struct {
 	// Host is the apiserver that stops; its data and address survive the restart.
 	Host *envtest.Member
 	// CacheSyncTimeout is the providers' kit.Options.CacheSyncTimeout: the outage lasts twice as
-	// long, so that anything bounded by it gives up.
+	// long, so that anything bounded by it gives up. Default: RestartCacheSyncTimeout.
 	CacheSyncTimeout time.Duration
 	// Subjects are the providers that read Host (several, when a provider has several topologies
 	// over one host).
@@ -72,6 +83,9 @@ func RunRestartTest(t *testing.T, rt RestartTest) {
 	t.Helper()
 	if rt.Recovery == 0 {
 		rt.Recovery = DefaultRestartRecovery
+	}
+	if rt.CacheSyncTimeout == 0 {
+		rt.CacheSyncTimeout = RestartCacheSyncTimeout
 	}
 	if rt.Wait == 0 {
 		rt.Wait = DefaultRestartRecovery
