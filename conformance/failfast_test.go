@@ -118,3 +118,31 @@ func TestScaleStopsWaitingForAStalledProvider(t *testing.T) {
 		t.Errorf("ScaleEngageDisengage: %s (%s), want failed because the provider stopped engaging", res.Result, res.Message)
 	}
 }
+
+// TestPaceBoundsWaits: once the provider has engaged members, a wait for it to act fails after
+// ten times its slowest engagement (at least 30 seconds), naming that, instead of waiting out
+// Timeouts.Engage: a provider that never engages a member again once it was unready fails
+// ReengageWhenReady within about 30 seconds although Timeouts.Engage is half an hour.
+func TestPaceBoundsWaits(t *testing.T) {
+	t.Parallel()
+	o := selfTestOptions(conformance.ModeDirect, true)
+	o.Timeouts.Engage = 30 * time.Minute // never reached: the test would time out first
+	o.Only = []string{conformance.EngageOnAdd, conformance.ReengageWhenReady}
+	h := reference.NewHarness(newFleet(), reference.Faults{NoReengageWhenReady: true})
+	results, _, err := conformance.RunTests(t.Context(), h, o, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range results {
+		switch res.ID {
+		case conformance.EngageOnAdd:
+			if res.Result != conformance.Passed {
+				t.Errorf("EngageOnAdd: %s (%s), want passed", res.Result, res.Message)
+			}
+		case conformance.ReengageWhenReady:
+			if res.Result != conformance.Failed || !strings.Contains(res.Message, "while the provider engaged every member so far within") {
+				t.Errorf("ReengageWhenReady: %s (%s), want failed naming the provider's pace", res.Result, res.Message)
+			}
+		}
+	}
+}

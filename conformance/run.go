@@ -69,6 +69,10 @@ type suiteRun struct {
 	incomplete string
 	// manager names the manager of ModeManager, once a test built one.
 	manager string
+	// slowestEngage is the longest time a member took to be engaged after it was created,
+	// of engageSamples (see paceWindow).
+	slowestEngage time.Duration
+	engageSamples int
 }
 
 // noteManager records which manager ModeManager runs the provider under, for the report: the

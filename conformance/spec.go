@@ -51,6 +51,8 @@ type trackedMember struct {
 	m       Member
 	token   string
 	deleted bool
+	// created is when the suite asked the harness to create the member.
+	created time.Time
 }
 
 // erroredf ends the test as errored: the suite could not decide.
@@ -190,8 +192,21 @@ func (s *spec) create(hint string) Member {
 func (s *spec) createID(id string) Member {
 	ctx, cancel := s.harnessCtx()
 	defer cancel()
+	created := time.Now()
 	m, err := s.h.CreateMember(ctx, id)
-	return s.adopt(id, m, err)
+	m = s.adopt(id, m, err)
+	s.tracked(m).created = created
+	return m
+}
+
+// tracked returns the suite's record of m, or an empty one.
+func (s *spec) tracked(m Member) *trackedMember {
+	for _, tm := range s.members {
+		if tm.m.ID == m.ID {
+			return tm
+		}
+	}
+	return &trackedMember{}
 }
 
 // adopt finishes the creation of a member the harness returned for id: it checks the member,
@@ -303,7 +318,8 @@ func (s *spec) readTimeout() time.Duration {
 
 // expectReaches waits until the client of the engaged cluster shows m's marker.
 func (s *spec) expectReaches(in *instance, e *engagement, m Member) {
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error { return s.checkReaches(e.cluster.GetClient(), m) },
+	s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.usingEngagement(in, e), s.slowerThanUsual("reading the member's marker")),
+		func() error { return s.checkReaches(e.cluster.GetClient(), m) },
 		"the cluster engaged as %q must reach member %q", m.Name, m.ID)
 }
 
@@ -318,7 +334,12 @@ func (s *spec) waitEngaged(in *instance, m Member) *engagement {
 func (s *spec) waitEngagedAfter(in *instance, m Member, after int) *engagement {
 	var e *engagement
 	defer s.noteNoEngage(in, m)
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.waitingForEngage(in), func() error {
+	defer func() {
+		if created := s.tracked(m).created; after == 0 && e != nil && !created.IsZero() {
+			s.run.noteEngageLatency(e.at.Sub(created))
+		}
+	}()
+	s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.waitingForEngage(in), s.slowerThanUsual("the engagement")), func() error {
 		if v := in.probe.violationList(); len(v) > 0 {
 			return fmt.Errorf("contract violations: %v", v)
 		}
@@ -395,7 +416,7 @@ func (s *spec) writeObject(m Member, name string, data map[string]string) {
 // want.
 func (s *spec) expectIndexed(in *instance, e *engagement, m Member, field, value string, want ...string) {
 	want = slices.Sorted(slices.Values(want))
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
+	s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.usingEngagement(in, e), s.slowerThanUsual("the indexed List")), func() error {
 		got, err := s.listNames(e.cluster.GetCache(), m.ClusterNamespace, field, value)
 		if err != nil {
 			return fmt.Errorf("listing with MatchingFields{%q: %q}: %w", field, value, err)

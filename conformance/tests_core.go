@@ -183,7 +183,7 @@ func testIndexIsolation(s *spec) {
 		e *engagement
 	}{{a, ea}, {b, eb}}
 	for _, p := range pairs {
-		s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, p.e), func() error {
+		s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.usingEngagement(in, p.e), s.slowerThanUsual("the indexed List")), func() error {
 			got, err := s.listNames(p.e.cluster.GetCache(), p.m.ClusterNamespace, field, shared)
 			if err != nil {
 				return err

@@ -33,7 +33,7 @@ func testReengageOnCredentialRotation(s *spec) {
 		s.erroredf("harness: rotating the credentials of %q: %v", m.ID, err)
 	}
 	var next *engagement
-	s.eventually(s.opts.Timeouts.Engage, func() error {
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.slowerThanUsual("the engagement after the rotation"), func() error {
 		next = in.probe.latest(m.Name, old.seq)
 		if next == nil || sameCluster(next.cluster, old.cluster) {
 			return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
@@ -153,7 +153,7 @@ func testScaleEngageDisengage(s *spec) {
 	missing := n
 	// A provider that stops engaging (a cap on members) fails once no member was engaged for
 	// Timeouts.Engage, instead of waiting out the whole Timeouts.Scale.
-	stalled := progressBlocker(s.opts.Timeouts.Engage, func() int { return n - missing }, "engaged")
+	stalled := progressBlocker(s.stallWindow(), func() int { return n - missing }, "engaged")
 	waiting := s.waitingForEngage(in)
 	s.eventuallyUnless(s.opts.Timeouts.Scale, func() (time.Time, error) {
 		if at, cause := waiting(); cause != nil {

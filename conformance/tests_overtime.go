@@ -40,7 +40,7 @@ func testRepeatedCredentialRotation(s *spec) {
 			s.erroredf("harness: rotation %d of the credentials of %q: %v", i, m.ID, err)
 		}
 		var next *engagement
-		s.eventuallyUnless(s.opts.Timeouts.Engage, s.waitingForEngage(in), func() error {
+		s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.waitingForEngage(in), s.slowerThanUsual("the engagement after the rotation")), func() error {
 			next = in.probe.latest(m.Name, cur.seq)
 			if next == nil || sameCluster(next.cluster, cur.cluster) {
 				return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
@@ -87,7 +87,7 @@ func testServedAcrossResyncs(s *spec) {
 	token := randomToken()
 	s.writeObject(m, name, map[string]string{"token": token})
 	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: name}
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, e), func() error {
+	s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.usingEngagement(in, e), s.slowerThanUsual("the object written after the resyncs")), func() error {
 		ctx, cancel := s.readContext()
 		defer cancel()
 		cm := &corev1.ConfigMap{}
