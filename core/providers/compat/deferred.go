@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 )
 
@@ -104,4 +106,44 @@ func (d *Deferred[P]) IndexField(ctx context.Context, obj client.Object, field s
 	p := d.p
 	d.mu.Unlock()
 	return p.IndexField(ctx, obj, field, extract)
+}
+
+// SetUp builds the provider with build, from the REST config of mgr's local manager (the host
+// cluster of multicluster-runtime's providers), and makes it the provider: what a compat
+// package's SetupWithManager does. name starts every error, e.g. "cluster-api provider"; a
+// second SetUp fails.
+func (d *Deferred[P]) SetUp(name string, mgr manager.Manager, build func(hostConfig *rest.Config) (P, error)) error {
+	if mgr == nil {
+		return errors.New(name + ": manager is nil")
+	}
+	local := mgr.GetLocalManager()
+	if local == nil {
+		return errors.New(name + ": local manager is nil")
+	}
+	if _, ok := d.Provider(); ok {
+		return errors.New(name + ": SetupWithManager called twice")
+	}
+	p, err := build(local.GetConfig())
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := d.Set(p); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// ListClusters returns the names of the provider's engaged clusters (its ListClusters, which
+// every provider of mcr has), and none before Set.
+func (d *Deferred[P]) ListClusters() []multicluster.ClusterName {
+	p, ok := d.Provider()
+	if !ok {
+		return nil
+	}
+	if l, ok := any(p).(interface {
+		ListClusters() []multicluster.ClusterName
+	}); ok {
+		return l.ListClusters()
+	}
+	return nil
 }

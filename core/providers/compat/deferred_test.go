@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -90,5 +91,30 @@ func TestDeferredWaitsForItsProvider(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("Start: %v", err)
+	}
+}
+
+func (p *recordingProvider) ListClusters() []multicluster.ClusterName {
+	return []multicluster.ClusterName{"east"}
+}
+
+func TestDeferredSetUpRefusesNoManager(t *testing.T) {
+	var d compat.Deferred[*recordingProvider]
+	built := false
+	err := d.SetUp("test provider", nil, func(*rest.Config) (*recordingProvider, error) {
+		built = true
+		return &recordingProvider{}, nil
+	})
+	if err == nil || err.Error() != "test provider: manager is nil" || built {
+		t.Errorf("SetUp without a manager = %v (built: %v), want the error and no provider built", err, built)
+	}
+	if names := d.ListClusters(); names != nil {
+		t.Errorf("ListClusters before Set = %v, want none", names)
+	}
+	if err := d.Set(&recordingProvider{}); err != nil {
+		t.Fatal(err)
+	}
+	if names := d.ListClusters(); len(names) != 1 || names[0] != "east" {
+		t.Errorf("ListClusters after Set = %v, want the provider's", names)
 	}
 }

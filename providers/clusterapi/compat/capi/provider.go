@@ -90,33 +90,10 @@ func translate(opts Options) (clusterapi.Options, error) {
 // SetupWithManager builds mcr's provider on the cluster of mgr's local manager, the management
 // cluster that holds the Cluster objects. The manager runs it.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
-	if mgr == nil {
-		return errors.New("cluster-api provider: manager is nil")
-	}
-	local := mgr.GetLocalManager()
-	if local == nil {
-		return errors.New("cluster-api provider: local manager is nil")
-	}
-	if p.err != nil {
-		return fmt.Errorf("cluster-api provider: %w", p.err)
-	}
-	if _, ok := p.Provider(); ok {
-		return errors.New("cluster-api provider: SetupWithManager called twice")
-	}
-	inner, err := clusterapi.New(local.GetConfig(), p.opts)
-	if err != nil {
-		return fmt.Errorf("cluster-api provider: %w", err)
-	}
-	if err := p.Set(inner); err != nil {
-		return fmt.Errorf("cluster-api provider: %w", err)
-	}
-	return nil
-}
-
-// ListClusters returns the names of the engaged clusters, sorted.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	if inner, ok := p.Provider(); ok {
-		return inner.ListClusters()
-	}
-	return nil
+	return p.SetUp("cluster-api provider", mgr, func(hostConfig *rest.Config) (*clusterapi.Provider, error) {
+		if p.err != nil {
+			return nil, p.err
+		}
+		return clusterapi.New(hostConfig, p.opts)
+	})
 }

@@ -104,31 +104,7 @@ func translate(opts Options) (clusterprofile.Options, error) {
 // SetupWithManager builds mcr's provider on the cluster of mgr's local manager, the hub that
 // holds the ClusterProfiles. The manager runs it.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
-	if mgr == nil {
-		return errors.New("cluster-inventory-api provider: manager is nil")
-	}
-	local := mgr.GetLocalManager()
-	if local == nil {
-		return errors.New("cluster-inventory-api provider: local manager is nil")
-	}
-	if _, ok := p.Provider(); ok {
-		return errors.New("cluster-inventory-api provider: SetupWithManager called twice")
-	}
-	inner, err := clusterprofile.New(local.GetConfig(), p.opts)
-	if err != nil {
-		return fmt.Errorf("cluster-inventory-api provider: %w", err)
-	}
-	if err := p.Set(inner); err != nil {
-		return fmt.Errorf("cluster-inventory-api provider: %w", err)
-	}
-	return nil
-}
-
-// ListClusters returns the names of the engaged clusters. Upstream's provider has no such
-// method; it is mcr's.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	if inner, ok := p.Provider(); ok {
-		return inner.ListClusters()
-	}
-	return nil
+	return p.SetUp("cluster-inventory-api provider", mgr, func(hostConfig *rest.Config) (*clusterprofile.Provider, error) {
+		return clusterprofile.New(hostConfig, p.opts)
+	})
 }

@@ -5,8 +5,6 @@ package kubeconfig
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -60,33 +58,14 @@ func New(opts Options) *Provider {
 
 // SetupWithManager builds mcr's provider on the host cluster of mgr. The manager runs it.
 func (p *Provider) SetupWithManager(_ context.Context, mgr mcmanager.Manager) error {
-	if mgr == nil {
-		return errors.New("kubeconfig provider: manager is nil")
-	}
-	if _, ok := p.Provider(); ok {
-		return errors.New("kubeconfig provider: SetupWithManager called twice")
-	}
-	inner, err := mcrkubeconfig.New(mgr.GetLocalManager().GetConfig(), mcrkubeconfig.Options{
-		Namespaces:  nonEmpty(p.opts.Namespace),
-		SecretLabel: firstNonEmpty(p.opts.KubeconfigSecretLabel, DefaultKubeconfigSecretLabel),
-		SecretKey:   p.opts.KubeconfigSecretKey,
-		Options:     kit.Options{ClusterOptions: p.opts.ClusterOptions, RESTOptions: p.opts.RESTOptions},
+	return p.SetUp("kubeconfig provider", mgr, func(hostConfig *rest.Config) (*mcrkubeconfig.Provider, error) {
+		return mcrkubeconfig.New(hostConfig, mcrkubeconfig.Options{
+			Namespaces:  nonEmpty(p.opts.Namespace),
+			SecretLabel: firstNonEmpty(p.opts.KubeconfigSecretLabel, DefaultKubeconfigSecretLabel),
+			SecretKey:   p.opts.KubeconfigSecretKey,
+			Options:     kit.Options{ClusterOptions: p.opts.ClusterOptions, RESTOptions: p.opts.RESTOptions},
+		})
 	})
-	if err != nil {
-		return fmt.Errorf("kubeconfig provider: %w", err)
-	}
-	if err := p.Set(inner); err != nil {
-		return fmt.Errorf("kubeconfig provider: %w", err)
-	}
-	return nil
-}
-
-// ListClusters returns the names of the engaged clusters.
-func (p *Provider) ListClusters() []multicluster.ClusterName {
-	if inner, ok := p.Provider(); ok {
-		return inner.ListClusters()
-	}
-	return nil
 }
 
 func firstNonEmpty(a, b string) string {
