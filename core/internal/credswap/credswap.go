@@ -1,0 +1,260 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package credswap
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+	"k8s.io/client-go/util/connrotation"
+
+	"mcr.dev/core/clusters"
+)
+
+var (
+	// ErrNotSwappable means the config authenticates in a way whose credentials cannot be replaced
+	// in place (an exec or auth-provider plugin, or a Transport of the caller's).
+	ErrNotSwappable = errors.New("credentials cannot be replaced in place")
+	// ErrEndpointChanged means the new config differs in more than its credentials (server, CA, TLS
+	// or proxy settings, impersonation); it needs a new client.
+	ErrEndpointChanged = errors.New("the member's endpoint changed, not only its credentials")
+)
+
+// Holder holds the credentials of the configs Config returns; Swap replaces them.
+type Holder struct {
+	mu       sync.RWMutex
+	creds    *credentials
+	endpoint *rest.Config // the config without its credentials, to compare with the next one
+
+	dialer *connrotation.Dialer
+	base   *http.Transport
+}
+
+// credentials is one immutable set of credentials: Swap replaces the whole value.
+type credentials struct {
+	token              string
+	tokenSource        oauth2.TokenSource // BearerTokenFile, read again when it changes
+	username, password string
+	cert               *tls.Certificate
+}
+
+// Config returns a copy of cfg whose Transport authenticates with the credentials held by the
+// returned Holder, initially cfg's. The copy keeps cfg's user agent, impersonation,
+// WrapTransport, rate limits and timeouts; its TLS settings, Dial and Proxy move into the
+// Transport (rest.Config requires TLSClientConfig to be empty beside a Transport).
+func Config(cfg *rest.Config) (*rest.Config, *Holder, error) {
+	if err := checkSwappable(cfg); err != nil {
+		return nil, nil, err
+	}
+	creds, err := load(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &Holder{creds: creds, endpoint: endpointOf(cfg)}
+	tlsConfig, err := transport.TLSConfigFor(&transport.Config{TLS: transport.TLSConfig{
+		Insecure:   cfg.Insecure,
+		ServerName: cfg.ServerName,
+		CAFile:     cfg.CAFile,
+		CAData:     cfg.CAData,
+		NextProtos: cfg.NextProtos,
+		// client-go compares holders, not functions; the hook reads the current certificate.
+		GetCertHolder: &transport.GetCertHolder{GetCert: h.clientCert},
+	}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("member TLS settings: %w", err)
+	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	h.dialer = connrotation.NewDialer(dial)
+	h.base = utilnet.SetTransportDefaults(&http.Transport{
+		Proxy:               cfg.Proxy,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConfig,
+		MaxIdleConnsPerHost: 25,
+		DialContext:         h.dialer.DialContext,
+		DisableCompression:  cfg.DisableCompression,
+	})
+
+	out := clusters.CopyConfig(cfg)
+	clearCredentials(out)
+	out.TLSClientConfig = rest.TLSClientConfig{}
+	out.Dial, out.Proxy = nil, nil
+	out.Transport = &roundTripper{h: h}
+	return out, h, nil
+}
+
+// Swap makes every request from now on authenticate with cfg's credentials. It fails, and
+// changes nothing, when cfg is for another endpoint (ErrEndpointChanged), cannot be swapped
+// in (ErrNotSwappable) or its credentials cannot be read (a missing certificate file).
+func (h *Holder) Swap(cfg *rest.Config) error {
+	if err := checkSwappable(cfg); err != nil {
+		return err
+	}
+	if !clusters.EqualConfigs(h.endpoint, endpointOf(cfg)) {
+		return ErrEndpointChanged
+	}
+	creds, err := load(cfg)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	old := h.creds
+	h.creds = creds
+	h.mu.Unlock()
+	if !sameCert(old.cert, creds.cert) {
+		// TLS authenticated these connections with the old certificate.
+		h.dialer.CloseAll()
+	}
+	return nil
+}
+
+// Close closes the idle connections of the configs' transport.
+func (h *Holder) Close() { h.base.CloseIdleConnections() }
+
+// SameEndpoint reports whether a and b differ in their credentials at most, i.e. whether a
+// Holder built from a can take b's credentials.
+func SameEndpoint(a, b *rest.Config) bool {
+	return clusters.EqualConfigs(endpointOf(a), endpointOf(b))
+}
+
+func checkSwappable(cfg *rest.Config) error {
+	switch {
+	case cfg.ExecProvider != nil:
+		return fmt.Errorf("%w: an exec plugin provides them", ErrNotSwappable)
+	case cfg.AuthProvider != nil:
+		return fmt.Errorf("%w: an auth-provider plugin provides them", ErrNotSwappable)
+	case cfg.Transport != nil:
+		return fmt.Errorf("%w: the config has a Transport of its own", ErrNotSwappable)
+	}
+	return nil
+}
+
+// endpointOf is cfg without its credentials.
+func endpointOf(cfg *rest.Config) *rest.Config {
+	if cfg == nil {
+		return nil
+	}
+	e := clusters.CopyConfig(cfg)
+	clearCredentials(e)
+	return e
+}
+
+func clearCredentials(cfg *rest.Config) {
+	cfg.BearerToken, cfg.BearerTokenFile = "", ""
+	cfg.Username, cfg.Password = "", ""
+	cfg.CertData, cfg.CertFile = nil, ""
+	cfg.KeyData, cfg.KeyFile = nil, ""
+}
+
+// load reads cfg's credentials, with client-go's precedence: a token (or token file) wins
+// over basic auth; a client certificate goes along with either.
+func load(cfg *rest.Config) (*credentials, error) {
+	c := &credentials{token: cfg.BearerToken}
+	if c.token == "" && cfg.BearerTokenFile != "" {
+		c.tokenSource = transport.NewCachedFileTokenSource(cfg.BearerTokenFile)
+	}
+	if c.token == "" && c.tokenSource == nil {
+		c.username, c.password = cfg.Username, cfg.Password
+	}
+	certPEM, keyPEM := cfg.CertData, cfg.KeyData
+	var err error
+	if len(certPEM) == 0 && cfg.CertFile != "" {
+		if certPEM, err = os.ReadFile(cfg.CertFile); err != nil {
+			return nil, fmt.Errorf("reading the client certificate: %w", err)
+		}
+	}
+	if len(keyPEM) == 0 && cfg.KeyFile != "" {
+		if keyPEM, err = os.ReadFile(cfg.KeyFile); err != nil {
+			return nil, fmt.Errorf("reading the client key: %w", err)
+		}
+	}
+	switch {
+	case len(certPEM) > 0 && len(keyPEM) > 0:
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			// The error of X509KeyPair never quotes the key.
+			return nil, fmt.Errorf("the client certificate: %w", err)
+		}
+		c.cert = &cert
+	case len(certPEM) > 0 || len(keyPEM) > 0:
+		return nil, errors.New("the client certificate needs both a certificate and a key")
+	}
+	return c, nil
+}
+
+func (h *Holder) current() *credentials {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.creds
+}
+
+// clientCert is the TLS handshake's GetClientCertificate (nil: none, for client-go).
+func (h *Holder) clientCert() (*tls.Certificate, error) { return h.current().cert, nil }
+
+func sameCert(a, b *tls.Certificate) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if len(a.Certificate) != len(b.Certificate) {
+		return false
+	}
+	for i := range a.Certificate {
+		if string(a.Certificate[i]) != string(b.Certificate[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// roundTripper authenticates each request with the Holder's current credentials.
+type roundTripper struct{ h *Holder }
+
+var _ utilnet.RoundTripperWrapper = &roundTripper{}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	// Credentials set on the request win, as with client-go.
+	if req.Header.Get("Authorization") != "" {
+		return rt.h.base.RoundTrip(req)
+	}
+	c := rt.h.current()
+	switch {
+	case c.token != "" || c.tokenSource != nil:
+		token := c.token
+		if c.tokenSource != nil {
+			t, err := c.tokenSource.Token()
+			if err != nil {
+				if req.Body != nil {
+					_ = req.Body.Close()
+				}
+				return nil, fmt.Errorf("reading the bearer token file: %w", err)
+			}
+			token = t.AccessToken
+		}
+		req = utilnet.CloneRequest(req)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
+	case c.username != "" || c.password != "":
+		req = utilnet.CloneRequest(req)
+		req.SetBasicAuth(c.username, c.password)
+	}
+	return rt.h.base.RoundTrip(req)
+}
+
+// WrappedRoundTripper returns the transport underneath, for client-go's helpers.
+func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.h.base }
+
+// CloseIdleConnections closes the idle connections of the transport underneath.
+func (rt *roundTripper) CloseIdleConnections() { rt.h.base.CloseIdleConnections() }
