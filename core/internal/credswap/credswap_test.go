@@ -5,6 +5,7 @@ package credswap_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,6 +48,9 @@ func TestSwapOnRealAPIServer(t *testing.T) {
 		return cfg
 	}
 	alpha, beta := tokenConfig("alpha"), tokenConfig("beta")
+	if credswap.SameIdentity(alpha, beta) || credswap.SameIdentity(alpha, member.Config()) || !credswap.SameIdentity(member.Config(), member.Config()) {
+		t.Error("SameIdentity cannot tell the member's ServiceAccount tokens and admin certificate apart")
+	}
 
 	cfg, holder, err := credswap.Config(alpha)
 	if err != nil {
@@ -200,4 +204,32 @@ func next(t *testing.T, w watch.Interface) watch.Event {
 		t.Fatal("no watch event within a minute")
 	}
 	return watch.Event{}
+}
+
+func TestSameIdentity(t *testing.T) {
+	jwt := func(sub string) string {
+		enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+		return enc(`{"alg":"none"}`) + "." + enc(`{"sub":"`+sub+`","exp":1}`) + "." + enc("signature")
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(jwt("system:serviceaccount:a:b")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		a, b *rest.Config
+		same bool
+	}{
+		{"same service account, new token", &rest.Config{BearerToken: jwt("system:serviceaccount:a:b")}, &rest.Config{BearerToken: jwt("system:serviceaccount:a:b") + "x"}, true},
+		{"token file of the same account", &rest.Config{BearerToken: jwt("system:serviceaccount:a:b")}, &rest.Config{BearerTokenFile: tokenFile}, true},
+		{"other service account", &rest.Config{BearerToken: jwt("system:serviceaccount:a:b")}, &rest.Config{BearerToken: jwt("system:serviceaccount:a:c")}, false},
+		{"opaque tokens", &rest.Config{BearerToken: "opaque-1"}, &rest.Config{BearerToken: "opaque-2"}, true},
+		{"basic auth, same user", &rest.Config{Username: "u", Password: "1"}, &rest.Config{Username: "u", Password: "2"}, true},
+		{"basic auth, other user", &rest.Config{Username: "u", Password: "1"}, &rest.Config{Username: "v", Password: "1"}, false},
+		{"token, then basic auth", &rest.Config{BearerToken: jwt("x")}, &rest.Config{Username: "x"}, false},
+	} {
+		if got := credswap.SameIdentity(tc.a, tc.b); got != tc.same {
+			t.Errorf("%s: SameIdentity = %v, want %v", tc.name, got, tc.same)
+		}
+	}
 }
