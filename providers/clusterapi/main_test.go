@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -241,41 +240,13 @@ func readyCluster(t *testing.T, ns, name, member string) capiCluster {
 
 // events returns the notes of the Events of the given reason recorded on c.
 func events(ctx context.Context, c capiCluster, reason string) ([]string, error) {
-	var list eventsv1.EventList
-	if err := mgmt.List(ctx, &list, client.InNamespace(c.ns)); err != nil {
-		return nil, err
-	}
-	var notes []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "Cluster" && e.Regarding.Name == c.name && e.Reason == reason {
-			notes = append(notes, e.Note)
-		}
-	}
-	return notes, nil
+	return providertest.EventNotes(ctx, mgmt, c.ns, providertest.EventTarget{Kind: "Cluster", Name: c.name}, reason)
 }
 
 // waitEvent waits for an Event of reason on c whose note contains every part, and returns it.
 func waitEvent(t *testing.T, c capiCluster, reason string, parts ...string) string {
 	t.Helper()
-	var found string
-	eventually(t, fmt.Sprintf("Event %s on Cluster %s", reason, c.name), func() error {
-		notes, err := events(t.Context(), c, reason)
-		if err != nil {
-			return err
-		}
-	notes:
-		for _, n := range notes {
-			for _, p := range parts {
-				if !strings.Contains(n, p) {
-					continue notes
-				}
-			}
-			found = n
-			return nil
-		}
-		return fmt.Errorf("no matching Event; notes of reason %s: %q", reason, notes)
-	})
-	return found
+	return providertest.WaitEvent(t, mgmt, c.ns, providertest.EventTarget{Kind: "Cluster", Name: c.name}, reason, waitTimeout, parts...)
 }
 
 // logBuffer collects log lines for assertions.

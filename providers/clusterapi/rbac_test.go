@@ -31,7 +31,7 @@ func TestRBACManifest(t *testing.T) {
 	ns := namespace(t)
 	cfg := providertest.ServiceAccountConfig(t, fleet.Member("mgmt"), envtest.ServiceAccountOptions{
 		Name:         "clusterapi-provider",
-		ClusterRules: mustManifestRules(t),
+		ClusterRules: providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole"),
 	})
 	logs := &logBuffer{}
 	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Options: kit.Options{Logger: logs.Logger()}})
@@ -42,16 +42,6 @@ func TestRBACManifest(t *testing.T) {
 	c := readyCluster(t, ns, "rbac", "east")
 	s.WaitEngaged(t, c.clusterName())
 	waitEvent(t, c, kit.ReasonClusterEngaged)
-}
-
-// mustManifestRules returns the rules of the ClusterRole in config/rbac.yaml.
-func mustManifestRules(t *testing.T) []rbacv1.PolicyRule {
-	t.Helper()
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rules
 }
 
 // TestEachPermissionIsNeeded runs the provider, for every permission of config/rbac.yaml, with
@@ -65,7 +55,7 @@ func mustManifestRules(t *testing.T) []rbacv1.PolicyRule {
 func TestEachPermissionIsNeeded(t *testing.T) {
 	// Namespaces and identities of its own: it runs alongside the other parallel tests.
 	t.Parallel()
-	rules := mustManifestRules(t)
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole")
 	legacy := envtest.StartForTestWithOptions(t, envtest.Options{
 		Members:        []string{"legacy"},
 		APIServerFlags: map[string]string{"feature-gates": "WatchList=false"},
@@ -108,12 +98,7 @@ func rbacScenario(t *testing.T, host *envtest.Member, rules []rbacv1.PolicyRule)
 	}
 
 	logs := &logBuffer{}
-	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Options: kit.Options{
-		CacheSyncTimeout: rbacWindow,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Logger:           logs.Logger(),
-	}})
+	p, err := clusterapi.New(cfg, clusterapi.Options{Namespaces: []string{ns}, Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: rbacWindow}, logs)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -68,12 +69,7 @@ func TestNewForHost(t *testing.T) {
 		AccessProviders: accessConfig(t, ""),
 		Namespaces:      []string{ns},
 		IsReady:         r.isReady,
-		Options: kit.Options{
-			CacheSyncTimeout: 20 * time.Second,
-			RetryMinDelay:    100 * time.Millisecond,
-			RetryMaxDelay:    2 * time.Second,
-			Logger:           logs.Logger(),
-		},
+		Options:         providertest.TestKitOptions(kit.Options{}, logs),
 	})
 	if err != nil {
 		t.Fatalf("NewForHost: %v", err)

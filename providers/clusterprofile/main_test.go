@@ -380,27 +380,7 @@ func events(ctx context.Context, ns, name, reason string) ([]eventsv1.Event, err
 // returns its note.
 func waitEvent(t *testing.T, ns, name, reason string, parts ...string) string {
 	t.Helper()
-	var found string
-	eventually(t, fmt.Sprintf("Event %s on ClusterProfile %s/%s", reason, ns, name), func() error {
-		evs, err := events(t.Context(), ns, name, reason)
-		if err != nil {
-			return err
-		}
-		var notes []string
-	events:
-		for _, e := range evs {
-			notes = append(notes, e.Note)
-			for _, p := range parts {
-				if !strings.Contains(e.Note, p) {
-					continue events
-				}
-			}
-			found = e.Note
-			return nil
-		}
-		return fmt.Errorf("no matching Event; notes of reason %s: %q", reason, notes)
-	})
-	return found
+	return providertest.WaitEvent(t, hub, ns, providertest.EventTarget{Kind: "ClusterProfile", Name: name}, reason, waitTimeout, parts...)
 }
 
 // logBuffer collects log lines for assertions.

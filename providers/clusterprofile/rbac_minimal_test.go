@@ -35,7 +35,7 @@ const rbacWindow = 20 * time.Second
 // succeed within the same window.
 func TestEachPermissionIsNeeded(t *testing.T) {
 	t.Parallel()
-	rules := mustManifestRules(t)
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole")
 	t.Run("nothing removed", func(t *testing.T) {
 		t.Parallel()
 		if err := rbacScenario(t, rules); err != nil {

@@ -6,8 +6,6 @@ package clusterprofile_test
 import (
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -22,7 +20,7 @@ func TestRBACManifest(t *testing.T) {
 	ns := namespace(t)
 	cfg := providertest.ServiceAccountConfig(t, fleet.Member("hub"), envtest.ServiceAccountOptions{
 		Name:         "clusterprofile-provider",
-		ClusterRules: mustManifestRules(t),
+		ClusterRules: providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole"),
 	})
 	logs := &logBuffer{}
 	p, err := clusterprofile.New(cfg, clusterprofile.Options{
@@ -47,14 +45,4 @@ func TestRBACManifest(t *testing.T) {
 	s.WaitEngaged(t, clusterprofile.ClusterName(ns, "bysecret"))
 	waitEvent(t, ns, "byplugin", kit.ReasonClusterEngaged)
 	waitEvent(t, ns, "bysecret", kit.ReasonClusterEngaged)
-}
-
-// mustManifestRules returns the rules of the ClusterRole in config/rbac.yaml.
-func mustManifestRules(t *testing.T) []rbacv1.PolicyRule {
-	t.Helper()
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rules
 }

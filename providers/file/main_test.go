@@ -12,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
@@ -43,6 +40,7 @@ type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
+	*providertest.Session
 	provider *file.Provider
 	rec      *providertest.Recorder
 	stop     func()
@@ -61,8 +59,8 @@ func start(t *testing.T, opts file.Options) *started {
 	if err != nil {
 		t.Fatalf("file.New: %v", err)
 	}
-	run := providertest.Start(t, p, waitTimeout)
-	return &started{provider: p, rec: run.Recorder, stop: run.Stop}
+	s := providertest.StartSession(t, p, nil, waitTimeout)
+	return &started{Session: s, provider: p, rec: s.Recorder, stop: s.Stop}
 }
 
 // eventually polls cond until it returns nil, failing the test with its last error after
@@ -109,17 +107,7 @@ func (s *started) snapshot(t *testing.T, names ...multicluster.ClusterName) map[
 func (s *started) requireUntouched(t *testing.T, before map[multicluster.ClusterName]*engagement) {
 	t.Helper()
 	for name, e := range before {
-		now, _ := s.rec.Latest(name)
-		if now != e {
-			t.Errorf("cluster %q was engaged again, although its credentials did not change", name)
-		}
-		if err := e.Ctx.Err(); err != nil {
-			t.Errorf("cluster %q was disengaged (%v), although its context did not change", name, err)
-		}
-		got, err := s.provider.Get(context.Background(), name)
-		if err != nil || got != e.Cluster {
-			t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
-		}
+		s.RequireUntouched(t, name, e)
 	}
 }
 
@@ -127,17 +115,7 @@ func (s *started) requireUntouched(t *testing.T, before map[multicluster.Cluster
 // ConfigMaps through the cluster's own client, uncached, against the real apiserver.
 func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
 	t.Helper()
-	cl, err := s.provider.Get(context.Background(), name)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", name, err)
-	}
-	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
-		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
-	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
-		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
-	}
+	s.RequireReaches(t, name, fleet.Member(member).Host())
 }
 
 // memberConfig returns the admin kubeconfig of member with its cluster, user and context renamed

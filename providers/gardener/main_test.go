@@ -16,7 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -444,41 +443,22 @@ func memberToken(t *testing.T, member, account string) []byte {
 // eventNotes returns the notes of the Events of reason recorded on the object of kind, name and
 // namespace ("" for cluster-scoped objects, whose Events land in "default").
 func eventNotes(ctx context.Context, kind, namespace, name, reason string) ([]string, error) {
-	evNS := namespace
-	if evNS == "" {
-		evNS = metav1.NamespaceDefault
-	}
-	var list eventsv1.EventList
-	if err := host.List(ctx, &list, client.InNamespace(evNS)); err != nil {
-		return nil, err
-	}
-	var notes []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
-			notes = append(notes, e.Note)
-		}
-	}
-	return notes, nil
+	return providertest.EventNotes(ctx, host, eventNamespace(namespace), providertest.EventTarget{Kind: kind, Name: name}, reason)
 }
 
 // waitEvent waits for an Event of reason on the object whose note contains every part.
 func waitEvent(t *testing.T, kind, namespace, name, reason string, parts ...string) string {
 	t.Helper()
-	var found string
-	eventually(t, fmt.Sprintf("Event %s on %s %s", reason, kind, name), func() error {
-		notes, err := eventNotes(t.Context(), kind, namespace, name, reason)
-		if err != nil {
-			return err
-		}
-		for _, n := range notes {
-			if containsAll(n, parts...) {
-				found = n
-				return nil
-			}
-		}
-		return fmt.Errorf("no matching Event; notes of reason %s: %q", reason, notes)
-	})
-	return found
+	return providertest.WaitEvent(t, host, eventNamespace(namespace), providertest.EventTarget{Kind: kind, Name: name}, reason, waitTimeout, parts...)
+}
+
+// eventNamespace is where the Events of an object of namespace land: "default" for a
+// cluster-scoped one.
+func eventNamespace(namespace string) string {
+	if namespace == "" {
+		return metav1.NamespaceDefault
+	}
+	return namespace
 }
 
 func containsAll(s string, parts ...string) bool {

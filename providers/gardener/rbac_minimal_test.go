@@ -79,10 +79,7 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 		}},
 		{"config/rbac-seed.yaml", seedScenario},
 	} {
-		rules, err := providertest.ManifestRules(tc.manifest, "ClusterRole")
-		if err != nil {
-			t.Fatal(err)
-		}
+		rules := providertest.MustManifestRules(t, tc.manifest, "ClusterRole")
 		run := func(t *testing.T, rules []rbacv1.PolicyRule) error {
 			name := fmt.Sprintf("rbac-%d", rbacRuns.Add(1))
 			data, err := fleet.Member("host").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{

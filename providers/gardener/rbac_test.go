@@ -20,10 +20,7 @@ import (
 // TestSeedRBACManifest runs the seed provider as a ServiceAccount that has exactly the
 // permissions of config/rbac-seed.yaml: it must engage a control plane and record its Events.
 func TestSeedRBACManifest(t *testing.T) {
-	rules, err := providertest.ManifestRules("config/rbac-seed.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac-seed.yaml", "ClusterRole")
 	cfg := providertest.ServiceAccountConfig(t, fleet.Member("host"), envtest.ServiceAccountOptions{
 		Name:         "gardener-seed-provider",
 		ClusterRules: rules,

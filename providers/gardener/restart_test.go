@@ -82,10 +82,7 @@ func TestHostRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	rules, err := providertest.ManifestRules("config/rbac-garden.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac-garden.yaml", "ClusterRole")
 	identity, err := seedMember.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Name: "garden", ClusterRules: rules})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp"
 	"mcr.dev/providers/kcp/internal/frontproxy"
 )
@@ -60,12 +61,7 @@ const conformanceResync = 2 * time.Second
 func (h *kcpHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	cfg := providerConfig()
 	cfg.Host = h.host.URL()
-	return kcp.New(cfg, h.slice, kcp.Options{Options: kit.Options{
-		CacheSyncTimeout: 30 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		ResyncPeriod:     conformanceResync,
-	}})
+	return kcp.New(cfg, h.slice, kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 30 * time.Second, ResyncPeriod: conformanceResync}, nil)})
 }
 
 // StopSource takes every forwarder down: connections to kcp are refused and open ones dropped.

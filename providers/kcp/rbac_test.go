@@ -32,10 +32,7 @@ const rbacExport = "widgets"
 // any one permission something of that fails or a Forbidden error is logged for the
 // ServiceAccount.
 func TestEachPermissionIsNeeded(t *testing.T) {
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole")
 	providertest.RunPermissionTests(t, providertest.PermissionTest{
 		Rules: rules,
 		Scenario: func(t *testing.T, c providertest.PermissionCase, _ string) []string {
@@ -83,12 +80,7 @@ func runWithRules(t *testing.T, namespace string, rules []rbacv1.PolicyRule, win
 	cfg.BearerToken = sa.BearerToken
 	cfg.CAData = append(cfg.CAData, shard.CAData()...)
 	logs := &providertest.LogBuffer{}
-	p, err := kcp.New(cfg, slice, kcp.Options{Options: kit.Options{
-		CacheSyncTimeout: 10 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Logger:           logs.Logger(),
-	}})
+	p, err := kcp.New(cfg, slice, kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 10 * time.Second}, logs)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestNeverReportsCredentials(t *testing.T) {
 			return nil
 		})
 		for _, p := range providers {
-			p.s.requireUntouched(t, "rotating", working[p.name])
+			p.s.RequireUntouched(t, "rotating", working[p.name])
 		}
 	}
 

@@ -14,10 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
@@ -129,6 +125,7 @@ type engagement = providertest.Engagement
 
 // started is a running provider.
 type started struct {
+	*providertest.Session
 	provider *kind.Provider
 	rec      *providertest.Recorder
 	stop     func()
@@ -149,8 +146,8 @@ func start(t *testing.T, opts kind.Options) *started {
 		opts.RetryMinDelay, opts.RetryMaxDelay = 200*time.Millisecond, 2*time.Second
 	}
 	p := kind.New(opts)
-	run := providertest.Start(t, p, waitTimeout)
-	return &started{provider: p, rec: run.Recorder, stop: run.Stop}
+	s := providertest.StartSession(t, p, nil, waitTimeout)
+	return &started{Session: s, provider: p, rec: s.Recorder, stop: s.Stop}
 }
 
 // eventually polls cond until it returns nil, failing the test with its last error after
@@ -187,36 +184,11 @@ func (s *started) current(t *testing.T, name multicluster.ClusterName) *engageme
 	return e
 }
 
-// requireUntouched fails unless e is still the live engagement of name: same instance, context
-// alive, no Engage since, and Get returns it.
-func (s *started) requireUntouched(t *testing.T, name multicluster.ClusterName, e *engagement) {
-	t.Helper()
-	if now, _ := s.rec.Latest(name); now != e {
-		t.Errorf("cluster %q was engaged again, although it did not change", name)
-	}
-	if err := e.Ctx.Err(); err != nil {
-		t.Errorf("cluster %q was disengaged (%v), although it did not change", name, err)
-	}
-	if got, err := s.provider.Get(context.Background(), name); err != nil || got != e.Cluster {
-		t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
-	}
-}
-
 // requireReaches fails unless the engaged cluster of name talks to member: it lists ConfigMaps
 // through the cluster's own client, uncached, against the real apiserver.
 func (s *started) requireReaches(t *testing.T, name multicluster.ClusterName, member string) {
 	t.Helper()
-	cl, err := s.provider.Get(context.Background(), name)
-	if err != nil {
-		t.Fatalf("Get(%q): %v", name, err)
-	}
-	if got, want := cl.GetConfig().Host, fleet.Member(member).Host(); got != want {
-		t.Errorf("cluster %q talks to %s, want %s (member %s)", name, got, want, member)
-	}
-	var cms corev1.ConfigMapList
-	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
-		t.Errorf("cluster %q: listing ConfigMaps on member %s: %v", name, member, err)
-	}
+	s.RequireReaches(t, name, fleet.Member(member).Host())
 }
 
 // logBuffer collects log lines for assertions.

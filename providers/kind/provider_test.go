@@ -41,8 +41,8 @@ func TestEngagesExistingAndNewClusters(t *testing.T) {
 	s.waitEngaged(t, "fleet-a", "fleet-b", "fleet-c")
 	s.requireReaches(t, "fleet-c", "north")
 	waitCalls(t, kc, 2, kubeconfigRead("fleet-a")...)
-	s.requireUntouched(t, "fleet-a", a)
-	s.requireUntouched(t, "fleet-b", b)
+	s.RequireUntouched(t, "fleet-a", a)
+	s.RequireUntouched(t, "fleet-b", b)
 }
 
 // A kind cluster deleted and created again under the same name has new credentials (and here a
@@ -62,7 +62,7 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCalls(t, kc, 2, kubeconfigRead("fleet-a")...)
-	s.requireUntouched(t, "fleet-a", first)
+	s.RequireUntouched(t, "fleet-a", first)
 
 	// kind delete cluster --name fleet-a && kind create cluster --name fleet-a, between polls.
 	create(t, kc, "fleet-a", "west")
@@ -112,7 +112,7 @@ func TestDisengagesDeletedCluster(t *testing.T) {
 		t.Errorf("Get(fleet-a) after delete: %v, want ErrClusterNotFound", err)
 	}
 	s.waitEngaged(t, "fleet-b")
-	s.requireUntouched(t, "fleet-b", b)
+	s.RequireUntouched(t, "fleet-b", b)
 	// The provider logs after it has canceled the engagement.
 	eventually(t, "disengage logged", func() error {
 		_, err := logs.Find("Disengaged cluster", `"cluster"="fleet-a"`)
@@ -249,7 +249,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 			t.Errorf("a log line quotes kubeconfig values: %s", l)
 		}
 	}
-	s.requireUntouched(t, "good", good)
+	s.RequireUntouched(t, "good", good)
 
 	// Fix two of them: they are engaged; the good one is still untouched.
 	update(t, kc, "stopped", func(n *standin.Node) { n.Stopped = false })
@@ -260,7 +260,7 @@ func TestBrokenClustersDoNotStopOthers(t *testing.T) {
 	s.waitEngaged(t, "good", "stopped", "wedged")
 	s.requireReaches(t, "stopped", "west")
 	s.requireReaches(t, "wedged", "north")
-	s.requireUntouched(t, "good", good)
+	s.RequireUntouched(t, "good", good)
 	if _, err := logs.Find("Kind cluster problem resolved", `"cluster"="stopped"`); err != nil {
 		t.Error(err)
 	}
@@ -277,11 +277,11 @@ func TestEngagedClusterSurvivesUnreadableKubeconfig(t *testing.T) {
 
 	update(t, kc, "fleet-a", func(n *standin.Node) { n.Stopped = true })
 	waitCalls(t, kc, 3, kubeconfigRead("fleet-a")...)
-	s.requireUntouched(t, "fleet-a", a)
+	s.RequireUntouched(t, "fleet-a", a)
 
 	update(t, kc, "fleet-a", func(n *standin.Node) { n.Stopped = false })
 	waitCalls(t, kc, 2, kubeconfigRead("fleet-a")...)
-	s.requireUntouched(t, "fleet-a", a)
+	s.RequireUntouched(t, "fleet-a", a)
 
 	if err := kc.Delete("fleet-a"); err != nil {
 		t.Fatal(err)
@@ -312,14 +312,14 @@ func TestListFailureChangesNothing(t *testing.T) {
 	if n := len(logs.All("Cannot list kind clusters")); n != 1 {
 		t.Errorf("the list failure was logged %d times, want once", n)
 	}
-	s.requireUntouched(t, "fleet-a", a)
+	s.RequireUntouched(t, "fleet-a", a)
 
 	if err := os.Remove(broken); err != nil {
 		t.Fatal(err)
 	}
 	create(t, kc, "fleet-b", "west")
 	s.waitEngaged(t, "fleet-a", "fleet-b")
-	s.requireUntouched(t, "fleet-a", a)
+	s.RequireUntouched(t, "fleet-a", a)
 	if _, err := logs.Find("Listing kind clusters works again"); err != nil {
 		t.Error(err)
 	}

@@ -25,10 +25,7 @@ import (
 // TestDocumentedRBACIsEnough runs the provider with a host identity that has exactly the rules of
 // config/rbac.yaml (the manifest README.md points to) and nothing else.
 func TestDocumentedRBACIsEnough(t *testing.T) {
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "Role")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "Role")
 
 	ns := newNamespace(t)
 	hostConfig := providertest.ServiceAccountConfig(t, fleet.Member("hub"), envtest.ServiceAccountOptions{
@@ -60,10 +57,7 @@ func TestDocumentedRBACIsEnough(t *testing.T) {
 func TestEachPermissionIsNeeded(t *testing.T) {
 	// Namespaces and identities of its own: it runs alongside the other parallel tests.
 	t.Parallel()
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "Role")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "Role")
 	legacy := envtest.StartForTestWithOptions(t, envtest.Options{
 		Members:        []string{"legacy"},
 		APIServerFlags: map[string]string{"feature-gates": "WatchList=false"},

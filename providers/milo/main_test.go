@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,30 +313,7 @@ func routeNowhere(t *testing.T, project string) {
 // every part, and returns its note.
 func waitEvent(t *testing.T, kind, name, reason string, parts ...string) string {
 	t.Helper()
-	var found string
-	providertest.Eventually(t, waitTimeout, fmt.Sprintf("Event %s on %s %s", reason, kind, name), func() error {
-		var list eventsv1.EventList
-		if err := host.List(t.Context(), &list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
-			return err
-		}
-		var notes []string
-	events:
-		for _, e := range list.Items {
-			if e.Regarding.Kind != kind || e.Regarding.Name != name || e.Reason != reason {
-				continue
-			}
-			notes = append(notes, e.Note)
-			for _, p := range parts {
-				if !strings.Contains(e.Note, p) {
-					continue events
-				}
-			}
-			found = e.Note
-			return nil
-		}
-		return fmt.Errorf("no matching Event; notes of reason %s: %q", reason, notes)
-	})
-	return found
+	return providertest.WaitEvent(t, host, metav1.NamespaceDefault, providertest.EventTarget{Kind: kind, Name: name}, reason, waitTimeout, parts...)
 }
 
 // logBuffer collects log lines for assertions.

@@ -31,10 +31,7 @@ import (
 // the first; without any one permission something of that fails in one mode, or a Forbidden
 // error is logged for the ServiceAccount.
 func TestEachPermissionIsNeeded(t *testing.T) {
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole")
 	providertest.RunPermissionTests(t, providertest.PermissionTest{
 		Rules:    rules,
 		Variants: []string{string(milo.ModeProject), string(milo.ModeProjectControlPlane)},

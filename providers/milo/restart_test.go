@@ -40,10 +40,7 @@ func TestHostRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(px.Close)
-	rules, err := providertest.ManifestRules("config/rbac.yaml", "ClusterRole")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := providertest.MustManifestRules(t, "config/rbac.yaml", "ClusterRole")
 	kubeconfig, err := f.Member("milo").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{Name: "milo-provider", ClusterRules: rules})
 	if err != nil {
 		t.Fatal(err)

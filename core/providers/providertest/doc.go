@@ -12,7 +12,9 @@
 // The suites every provider repeats are drivers here, each taking a small struct of the
 // provider's own hooks: RunKubeconfigLeakTest (with MarkedMembers and LeakCheck.Report) for
 // credential hygiene, RunPermissionTests (with Trial and MemberPermissionSteps) for RBAC
-// minimality.
+// minimality, RunRestartTest for a host outage, StartUpstreamProgram (with CheckNotSetUp) for a
+// drop-in of a multicluster-runtime provider. Main is the TestMain they share: one fleet of
+// apiservers per package, and the process-wide logs in ProcessLogs for the leak checks.
 //
 // Waits poll every 25 ms up to a timeout the caller passes; they fail the test with what was seen
 // last, so that a failure explains itself.

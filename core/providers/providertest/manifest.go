@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,4 +39,14 @@ func ManifestRules(path, kind string) ([]rbacv1.PolicyRule, error) {
 		return role.Rules, nil
 	}
 	return nil, fmt.Errorf("%s has no %s", path, kind)
+}
+
+// MustManifestRules is ManifestRules for a test: it fails t when the manifest has no such role.
+func MustManifestRules(t testing.TB, path, kind string) []rbacv1.PolicyRule {
+	t.Helper()
+	rules, err := ManifestRules(path, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
 }

@@ -58,3 +58,10 @@ func TestManifestRules(t *testing.T) {
 		t.Error("a manifest with an unknown field was accepted")
 	}
 }
+
+func TestMustManifestRules(t *testing.T) {
+	rules := providertest.MustManifestRules(t, write(t, "rbac.yaml", manifest), "Role")
+	if len(rules) != 1 || rules[0].Resources[0] != "events" {
+		t.Errorf("Role rules = %v; want the events rule", rules)
+	}
+}

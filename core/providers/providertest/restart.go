@@ -28,7 +28,7 @@ const RestartCacheSyncTimeout = 5 * time.Second
 // RestartKitOptions are the kit options of a provider under RunRestartTest: CacheSyncTimeout
 // RestartCacheSyncTimeout, and retries short enough to catch up soon after the host is back.
 func RestartKitOptions() kit.Options {
-	return kit.Options{CacheSyncTimeout: RestartCacheSyncTimeout, RetryMinDelay: 100 * time.Millisecond, RetryMaxDelay: 2 * time.Second}
+	return TestKitOptions(kit.Options{CacheSyncTimeout: RestartCacheSyncTimeout}, nil)
 }
 
 // RestartSubject is one provider of a RestartTest, with how its members are added and removed on

@@ -44,7 +44,7 @@ func StartSession(t testing.TB, p Provider, logs *LogBuffer, timeout time.Durati
 
 // TestKitOptions fills what o leaves unset with values for tests: a CacheSyncTimeout of 20 s,
 // retries from 100 ms to 2 s, so that a test sees a failure retried quickly; and it sets the
-// Logger to logs.
+// Logger to logs unless logs is nil.
 func TestKitOptions(o kit.Options, logs *LogBuffer) kit.Options {
 	if o.CacheSyncTimeout == 0 {
 		o.CacheSyncTimeout = 20 * time.Second
@@ -53,7 +53,9 @@ func TestKitOptions(o kit.Options, logs *LogBuffer) kit.Options {
 		o.RetryMinDelay = 100 * time.Millisecond
 		o.RetryMaxDelay = 2 * time.Second
 	}
-	o.Logger = logs.Logger()
+	if logs != nil {
+		o.Logger = logs.Logger()
+	}
 	return o
 }
 
@@ -95,5 +97,21 @@ func (s *Session) RequireReaches(t testing.TB, name multicluster.ClusterName, ho
 	var cms corev1.ConfigMapList
 	if err := cl.GetAPIReader().List(context.Background(), &cms, client.InNamespace("default")); err != nil {
 		t.Errorf("cluster %q: listing ConfigMaps on %s: %v", name, host, err)
+	}
+}
+
+// RequireUntouched fails the test unless e is still the live engagement of name: the same
+// instance, its context alive, no Engage since, and Get returns it. For a cluster whose source
+// did not change (or changed in nothing that matters).
+func (s *Session) RequireUntouched(t testing.TB, name multicluster.ClusterName, e *Engagement) {
+	t.Helper()
+	if now, _ := s.Recorder.Latest(name); now != e {
+		t.Errorf("cluster %q was engaged again, although nothing about it changed", name)
+	}
+	if err := e.Ctx.Err(); err != nil {
+		t.Errorf("cluster %q was disengaged (%v), although nothing about it changed", name, err)
+	}
+	if got, err := s.Provider.Get(context.Background(), name); err != nil || got != e.Cluster {
+		t.Errorf("Get(%q) = %v, %v; want the engaged instance", name, got, err)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp"
 	"mcr.dev/providers/kcp/kcptest"
 )
@@ -92,11 +93,7 @@ func (h *realKCPHarness) NewProvider(context.Context) (multicluster.Provider, er
 	if h.newProvider != nil {
 		return h.newProvider(h.providerConfig())
 	}
-	return kcp.New(h.providerConfig(), exportName, kcp.Options{Options: kit.Options{
-		CacheSyncTimeout: 30 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-	}})
+	return kcp.New(h.providerConfig(), exportName, kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 30 * time.Second}, nil)})
 }
 
 func (h *realKCPHarness) CreateMember(ctx context.Context, id string) (conformance.Member, error) {

@@ -212,12 +212,7 @@ func (c consumer) widgetStatusCluster(ctx context.Context, t *testing.T, name st
 
 // providerOptions are the provider's options in the tests: short retries, and the test's log.
 func providerOptions(logs *providertest.LogBuffer) kcp.Options {
-	return kcp.Options{Options: kit.Options{
-		CacheSyncTimeout: 30 * time.Second,
-		RetryMinDelay:    100 * time.Millisecond,
-		RetryMaxDelay:    2 * time.Second,
-		Logger:           logs.Logger(),
-	}}
+	return kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 30 * time.Second}, logs)}
 }
 
 // testLogs returns a log buffer whose last lines the test prints when it fails.

@@ -7,13 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,20 +25,15 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // upstream's ObjectToWatch may be a v1beta1 Cluster.
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/envtest"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
-	mcreconcile "mcr.dev/core/reconcile"
 	"mcr.dev/providers/clusterapi/compat/capi"
 )
 
@@ -48,20 +41,7 @@ import (
 // context.
 func TestBeforeSetupWithManager(t *testing.T) {
 	p := capi.New(capi.Options{})
-	if _, err := p.Get(t.Context(), "fleet/east"); !errors.Is(err, multicluster.ErrClusterNotFound) {
-		t.Errorf("Get before SetupWithManager = %v, want ErrClusterNotFound", err)
-	}
-	if names := p.ListClusters(); len(names) != 0 {
-		t.Errorf("ListClusters before SetupWithManager = %v", names)
-	}
-	if err := p.SetupWithManager(nil); err == nil {
-		t.Error("SetupWithManager(nil) did not fail")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	if err := p.Start(ctx, nil); err != nil {
-		t.Errorf("Start without SetupWithManager returned %v when its context ended", err)
-	}
+	providertest.CheckNotSetUp(t, p, "fleet/east", func() error { return p.SetupWithManager(nil) })
 }
 
 // A program written for multicluster-runtime's Cluster API provider runs as its documentation
@@ -118,7 +98,7 @@ func TestUpstreamUsage(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				p := capi.New(tc.opts)
-				mgr := newManager(t, mgmt.Config(), p)
+				mgr := providertest.NewUpstreamManager(t, mgmt.Config(), p, secretsUncached)
 				if err := p.SetupWithManager(mgr); err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("SetupWithManager = %v; want an error containing %q", err, tc.want)
 				}
@@ -127,7 +107,7 @@ func TestUpstreamUsage(t *testing.T) {
 		// Both Cluster versions are accepted.
 		for _, obj := range []client.Object{&clusterv1.Cluster{}, &clusterv1beta1.Cluster{}} {
 			p := capi.New(capi.Options{ObjectToWatch: obj})
-			if err := p.SetupWithManager(newManager(t, mgmt.Config(), p)); err != nil {
+			if err := p.SetupWithManager(providertest.NewUpstreamManager(t, mgmt.Config(), p, secretsUncached)); err != nil {
 				t.Errorf("ObjectToWatch %T: SetupWithManager: %v", obj, err)
 			}
 		}
@@ -160,46 +140,7 @@ func TestUpstreamUsage(t *testing.T) {
 
 	// The program, as upstream's example writes it.
 	provider := capi.New(capi.Options{})
-	mgr := newManager(t, mgmt.Config(), provider)
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ConfigMap{}, "color", func(o client.Object) []string {
-		return []string{o.(*corev1.ConfigMap).Data["color"]}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := provider.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	if err := provider.SetupWithManager(mgr); err == nil {
-		t.Error("a second SetupWithManager did not fail")
-	}
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	if err := mcbuilder.ControllerManagedBy(mgr).Named("configmaps").For(&corev1.ConfigMap{}).Complete(mcreconcile.Func(
-		func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
-			cl, err := mgr.GetCluster(ctx, req.ClusterName)
-			if err != nil {
-				return reconcile.Result{}, err
-			}
-			cm := &corev1.ConfigMap{}
-			if err := cl.GetClient().Get(ctx, req.NamespacedName, cm); err != nil {
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			seen[string(req.ClusterName)+" "+req.Namespace+"/"+req.Name+" "+cm.Data["color"]] = true
-			return reconcile.Result{}, nil
-		})); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
+	program := providertest.StartUpstreamProgram(t, mgmt.Config(), provider, secretsUncached, provider.SetupWithManager)
 
 	name := multicluster.ClusterName(ns + "/east")
 	time.Sleep(time.Second)
@@ -215,58 +156,18 @@ func TestUpstreamUsage(t *testing.T) {
 		capiCluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 		return mgmtClient.Status().Update(ctx, capiCluster)
 	})
-	eventually(t, "a reconcile of the member's ConfigMap in "+string(name), func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !seen[string(name)+" "+ns+"/widget blue"] {
-			return fmt.Errorf("seen %v", seen)
-		}
-		return nil
-	})
-	cl, err := provider.Get(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cl.GetConfig().Host; got != member.Host() {
-		t.Errorf("cluster %s talks to %s, want the member %s", name, got, member.Host())
-	}
-	var list corev1.ConfigMapList
-	if err := cl.GetCache().List(ctx, &list, client.InNamespace(ns), client.MatchingFields{"color": "blue"}); err != nil || len(list.Items) != 1 {
-		t.Errorf("the index registered before SetupWithManager: %d items, %v", len(list.Items), err)
-	}
-	if names := provider.ListClusters(); len(names) != 1 || names[0] != name {
-		t.Errorf("ListClusters = %v, want [%s]", names, name)
-	}
+	program.WaitEngaged(t, name, member.Host(), ns, "widget", "blue")
 
 	if err := mgmtClient.Delete(ctx, capiCluster); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, string(name)+" disengaged", func() error {
-		if _, err := provider.Get(ctx, name); !errors.Is(err, multicluster.ErrClusterNotFound) {
-			return fmt.Errorf("Get = %v", err)
-		}
-		if names := provider.ListClusters(); len(names) != 0 {
-			return fmt.Errorf("ListClusters = %v", names)
-		}
-		return nil
-	})
+	program.WaitDisengaged(t, name)
 }
 
-// newManager returns a manager on cfg with provider, as upstream's example builds it (Secrets
-// left out of the manager's cache).
-func newManager(t *testing.T, cfg *rest.Config, provider multicluster.Provider) mcmanager.Manager {
-	t.Helper()
-	skipNameValidation := true
-	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
-		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skipNameValidation},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mgr
+// secretsUncached are the manager options of upstream's example: Secrets left out of the
+// manager's cache.
+var secretsUncached = mcmanager.Options{
+	Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 }
 
 // installClusterCRD installs the Cluster CRD of the Cluster API release whose API types the

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,20 +27,15 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/cluster-inventory-api/pkg/access"
 
-	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/envtest"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
-	mcreconcile "mcr.dev/core/reconcile"
 	"mcr.dev/providers/clusterprofile/compat/clusterinventoryapi"
 	"mcr.dev/providers/clusterprofile/compat/clusterinventoryapi/kubeconfigstrategy"
 )
@@ -133,20 +127,7 @@ func TestBeforeSetupWithManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Get(t.Context(), "ns/east"); !errors.Is(err, multicluster.ErrClusterNotFound) {
-		t.Errorf("Get before SetupWithManager = %v, want ErrClusterNotFound", err)
-	}
-	if names := p.ListClusters(); len(names) != 0 {
-		t.Errorf("ListClusters before SetupWithManager = %v", names)
-	}
-	if err := p.SetupWithManager(nil); err == nil {
-		t.Error("SetupWithManager(nil) did not fail")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	if err := p.Start(ctx, nil); err != nil {
-		t.Errorf("Start without SetupWithManager returned %v when its context ended", err)
-	}
+	providertest.CheckNotSetUp(t, p, "ns/east", func() error { return p.SetupWithManager(nil) })
 }
 
 // A program written for multicluster-runtime's cluster-inventory-api provider runs as its
@@ -245,46 +226,7 @@ func TestUpstreamUsage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			skipNameValidation := true
-			mgr, err := mcmanager.New(hub.Config(), provider, mcmanager.Options{
-				Metrics:                metricsserver.Options{BindAddress: "0"},
-				HealthProbeBindAddress: "0",
-				Controller:             config.Controller{SkipNameValidation: &skipNameValidation},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ConfigMap{}, "color", func(o client.Object) []string {
-				return []string{o.(*corev1.ConfigMap).Data["color"]}
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if err := provider.SetupWithManager(mgr); err != nil {
-				t.Fatal(err)
-			}
-			if err := provider.SetupWithManager(mgr); err == nil {
-				t.Error("a second SetupWithManager did not fail")
-			}
-			var mu sync.Mutex
-			seen := map[string]bool{}
-			if err := mcbuilder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(mcreconcile.Func(
-				func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
-					mu.Lock()
-					defer mu.Unlock()
-					seen[string(req.ClusterName)+" "+req.Namespace+"/"+req.Name] = true
-					return reconcile.Result{}, nil
-				})); err != nil {
-				t.Fatal(err)
-			}
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- mgr.Start(runCtx) }()
-			defer func() {
-				stop()
-				if err := <-done; err != nil {
-					t.Errorf("manager: %v", err)
-				}
-			}()
+			program := providertest.StartUpstreamProgram(t, hub.Config(), provider, mcmanager.Options{}, provider.SetupWithManager)
 
 			if err := memberClient.Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"},
@@ -316,20 +258,10 @@ func TestUpstreamUsage(t *testing.T) {
 			if err := hubClient.Status().Update(ctx, profile); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "a reconcile of the member's ConfigMap in "+string(name), func() error {
-				mu.Lock()
-				defer mu.Unlock()
-				if !seen[string(name)+" "+ns+"/widget"] {
-					return fmt.Errorf("seen %v", seen)
-				}
-				return nil
-			})
+			program.WaitEngaged(t, name, member.Host(), ns, "widget", "blue")
 			cl, err := provider.Get(ctx, name)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if got := cl.GetConfig().Host; got != member.Host() {
-				t.Errorf("cluster %s talks to %s, want the member %s", name, got, member.Host())
 			}
 			// mcr's provider kit runs an exec plugin itself, through the config's transport;
 			// client-go's exec configuration is never left in the engaged config.
@@ -339,23 +271,11 @@ func TestUpstreamUsage(t *testing.T) {
 			if got := cl.GetConfig().Transport != nil; got != tc.exec {
 				t.Errorf("cluster %s: credentials of an exec plugin: %v, want %v", name, got, tc.exec)
 			}
-			var list corev1.ConfigMapList
-			if err := cl.GetCache().List(ctx, &list, client.InNamespace(ns), client.MatchingFields{"color": "blue"}); err != nil || len(list.Items) != 1 {
-				t.Errorf("the index registered before SetupWithManager: %d items, %v", len(list.Items), err)
-			}
-			if names := provider.ListClusters(); len(names) != 1 || names[0] != name {
-				t.Errorf("ListClusters = %v, want [%s]", names, name)
-			}
 
 			if err := hubClient.Delete(ctx, profile); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, string(name)+" disengaged", func() error {
-				if _, err := provider.Get(ctx, name); !errors.Is(err, multicluster.ErrClusterNotFound) {
-					return fmt.Errorf("Get = %v", err)
-				}
-				return nil
-			})
+			program.WaitDisengaged(t, name)
 		})
 	}
 }
