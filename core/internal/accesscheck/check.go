@@ -15,9 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/client-go/rest"
-	"mcr.dev/core/redact"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/redact"
 )
 
 // ErrUnauthorized is returned (wrapped) by Check and Served when the member refused the credentials.

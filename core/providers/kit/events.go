@@ -11,9 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	"mcr.dev/core/redact"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"mcr.dev/core/redact"
 )
 
 // maxNoteBytes is the limit the events.k8s.io API puts on an Event's note.

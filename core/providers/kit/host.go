@@ -10,10 +10,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
-	"mcr.dev/core/redact"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/redact"
 )
 
 // NewHost builds the host cluster of a provider that runs its own (a New, as opposed to a
