@@ -18,6 +18,7 @@ import (
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/internal/accesscheck"
+	"mcr.dev/core/internal/credswap"
 	"mcr.dev/core/internal/execplugin"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
@@ -154,6 +155,9 @@ type memberState[K comparable] struct {
 	problem  Problem
 	// source runs the exec plugin of the engaged instance, nil when it has none.
 	source *execplugin.Source
+	// holder holds the credentials of the engaged instance when they can be replaced in
+	// place (Options.RefreshCredentialsInPlace), else nil.
+	holder *credswap.Holder
 }
 
 // state returns the state of name, creating it for key.
@@ -206,6 +210,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 
 	cl, cfg := m.Cluster, (*rest.Config)(nil)
 	var source *execplugin.Source
+	var holder *credswap.Holder
 	if cl == nil {
 		var err error
 		opts := e.memberOptions()
@@ -219,7 +224,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		}
 		e.mu.Lock()
 		same := engaged && clusters.EqualConfigs(st.config, cfg)
-		engagedSource := st.source
+		engagedSource, engagedHolder, engagedConfig := st.source, st.holder, st.config
 		e.mu.Unlock()
 		if same {
 			// The engaged instance's plugin still has to answer (from its cache until the
@@ -233,12 +238,24 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 			e.problems.Resolve(&st.problem, log)
 			return Result{}
 		}
+		if engaged && engagedHolder != nil {
+			if res, done := e.refreshInPlace(ctx, key, m, st, engagedHolder, engagedConfig, cfg); done {
+				return res
+			}
+		}
 		// The cluster gets a copy of its own, and cfg is kept to compare with the next one. An
 		// exec plugin in it is run by a source the Engine owns, never by client-go.
 		var built *rest.Config
 		built, source, err = e.execConfig(m.Name, clusters.CopyConfig(cfg))
 		if err != nil {
 			return e.Fail(key, m, Permanent(ReasonCredentialPluginFailed, withFrom(m, err)))
+		}
+		if source == nil && opts.RefreshCredentialsInPlace {
+			// Credentials a plugin or a Transport of the caller's provide are not swappable:
+			// such members are engaged anew on every change, as without the option.
+			if swappable, h, err := credswap.Config(built); err == nil {
+				built, holder = swappable, h
+			}
 		}
 		if cl, err = cluster.New(built, opts.ClusterOptions...); err != nil {
 			e.closeSource(source)
@@ -281,7 +298,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	st.changing = true
 	aware := e.aware
 	e.mu.Unlock()
-	err := e.opts.Clusters.AddOrReplace(ctx, m.Name, cl, &engageHook[K]{e: e, st: st, cl: cl, aware: aware, source: source})
+	err := e.opts.Clusters.AddOrReplace(ctx, m.Name, cl, &engageHook[K]{e: e, st: st, cl: cl, aware: aware, source: source, holder: holder})
 	e.mu.Lock()
 	st.changing = false
 	e.mu.Unlock()
@@ -309,7 +326,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 	rotated := engaged && current != st.engaged
 	st.engaged, st.config = current, cfg
 	if current == cl {
-		st.source = source
+		st.source, st.holder = source, holder
 	}
 	e.mu.Unlock()
 	e.problems.Resolve(&st.problem, log)
@@ -446,6 +463,9 @@ type engageHook[K comparable] struct {
 	aware multicluster.Aware
 	// source runs the instance's exec plugin, if any; it is closed when the instance ends.
 	source *execplugin.Source
+	// holder holds the instance's replaceable credentials, if any; its idle connections are
+	// closed when the instance ends.
+	holder *credswap.Holder
 }
 
 func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
@@ -458,6 +478,9 @@ func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterNam
 	if src := h.source; src != nil {
 		context.AfterFunc(ctx, func() { e.closeSource(src) })
 	}
+	if holder := h.holder; holder != nil {
+		context.AfterFunc(ctx, holder.Close)
+	}
 	e.mu.Lock()
 	st.engagedCtx = ctx
 	e.mu.Unlock()
@@ -465,7 +488,7 @@ func (h *engageHook[K]) Engage(ctx context.Context, name multicluster.ClusterNam
 		e.mu.Lock()
 		lost := st.engagedCtx == ctx && !st.changing && e.members[name] == st
 		if lost {
-			st.engaged, st.config, st.engagedCtx, st.source = nil, nil, nil, nil
+			st.engaged, st.config, st.engagedCtx, st.source, st.holder = nil, nil, nil, nil, nil
 		}
 		running, key := e.running, st.key
 		e.mu.Unlock()

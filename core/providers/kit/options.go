@@ -109,6 +109,18 @@ type Options struct {
 	// Defaults to 30s.
 	ExecTimeout time.Duration
 
+	// RefreshCredentialsInPlace keeps a member engaged when only its credentials change (a new
+	// bearer token, token file, basic auth or client certificate for the same server, CA, TLS
+	// and proxy settings and, where it can be told, the same user): the engaged cluster's
+	// requests switch to the new credentials, after the access check accepted them, and its
+	// cache, watches and the controllers' queues stay, so the old credentials can be revoked at
+	// once. A change of anything else, of the user, or of an exec or auth-provider plugin's
+	// settings still engages a new cluster. Members the provider builds itself (Member.Cluster)
+	// are not concerned.
+	//
+	// Defaults to false: every credential change engages a new cluster, with a cold cache.
+	RefreshCredentialsInPlace bool
+
 	// ExecMaxOutput bounds, in bytes, what a member's exec credential plugin may write to
 	// stdout; a plugin that writes more is killed and its member reported with
 	// CredentialPluginFailed (the note names the limit, never the output).
