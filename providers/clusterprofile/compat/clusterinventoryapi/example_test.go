@@ -35,7 +35,7 @@ func ExampleNew() {
 	}
 	provider, err := clusterinventoryapi.New(clusterinventoryapi.Options{
 		KubeconfigStrategyOption: kubeconfigstrategy.Option{
-			CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: providers},
+			AccessProvider: &kubeconfigstrategy.AccessProviderOption{Provider: providers},
 		},
 	})
 	if err != nil {

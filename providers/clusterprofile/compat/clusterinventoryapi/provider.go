@@ -73,11 +73,11 @@ func translate(opts Options) (clusterprofile.Options, error) {
 	// CredentialsProvider is the deprecated name of AccessProvider, checked as upstream's main
 	// branch does.
 	accessProvider := strategy.AccessProvider
-	if strategy.CredentialsProvider != nil {
+	if strategy.CredentialsProvider != nil { //nolint:staticcheck // reads the deprecated name on purpose
 		if accessProvider != nil {
 			return o, errors.New("KubeconfigStrategyOption: only one of AccessProvider or CredentialsProvider can be provided")
 		}
-		accessProvider = strategy.CredentialsProvider
+		accessProvider = strategy.CredentialsProvider //nolint:staticcheck // idem
 	}
 	switch {
 	case strategy.Secret == nil && accessProvider == nil:

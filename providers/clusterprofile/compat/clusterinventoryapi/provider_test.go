@@ -55,14 +55,14 @@ func TestNewRefusesOptionsItCannotHonour(t *testing.T) {
 		"both strategies": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
 				Secret:              &kubeconfigstrategy.SecretStrategyOption{ConsumerName: "c"},
-				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid},
+				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid}, //nolint:staticcheck // the deprecated name is what is tested
 			}},
 			want: "only one of AccessProvider or Secret",
 		},
 		"both names of the access-provider strategy": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
 				AccessProvider:      &kubeconfigstrategy.AccessProviderOption{Provider: valid},
-				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid},
+				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: valid}, //nolint:staticcheck // the deprecated name is what is tested
 			}},
 			want: "only one of AccessProvider or CredentialsProvider",
 		},
@@ -87,13 +87,13 @@ func TestNewRefusesOptionsItCannotHonour(t *testing.T) {
 		},
 		"CredentialsProvider without provider": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
-				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{},
+				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{}, //nolint:staticcheck // the deprecated name is what is tested
 			}},
 			want: "Provider must be set",
 		},
 		"CredentialsProvider without command": {
 			opts: clusterinventoryapi.Options{KubeconfigStrategyOption: kubeconfigstrategy.Option{
-				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: &access.Config{
+				CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: &access.Config{ //nolint:staticcheck // the deprecated name is what is tested
 					Providers: []access.Provider{{Name: "token", ExecConfig: execConfig("")}},
 				}},
 			}},
@@ -194,7 +194,7 @@ func TestUpstreamUsage(t *testing.T) {
 				Name:    "token",
 				Cluster: clientcmdv1.Cluster{Server: member.Host(), CertificateAuthorityData: member.Config().CAData},
 			}}}
-			return kubeconfigstrategy.Option{CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: providers}}, status
+			return kubeconfigstrategy.Option{CredentialsProvider: &kubeconfigstrategy.CredentialsProviderOption{Provider: providers}}, status //nolint:staticcheck // the deprecated name is what is tested
 		},
 	}, {
 		// Upstream main's name of the same strategy (multicluster-runtime PR 164).
@@ -354,9 +354,4 @@ func installCRD(t *testing.T, cfg *rest.Config) {
 	if err := envtest.InstallCRDs(ctx, c, crd); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	providertest.Eventually(t, time.Minute, what, check)
 }
