@@ -354,7 +354,7 @@ func (s *spec) waitEngagedAfter(in *instance, m Member, after int) *engagement {
 
 // waitDone waits until the engagement's context has ended.
 func (s *spec) waitDone(e *engagement, timeout time.Duration, why string) {
-	s.eventually(timeout, func() error {
+	s.eventuallyUnless(timeout, s.slowerThanUsual("the end of the engage context"), func() error {
 		if e.live() {
 			return fmt.Errorf("the engage context of %s is still alive", e)
 		}
