@@ -10,7 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,11 +144,39 @@ func writePlacedMember(ctx context.Context, name string, kubeconfig []byte) erro
 	return placeMember(ctx, name, true)
 }
 
+// placementConformanceChild is set in the child process that runs TestPlacementConformance.
+const placementConformanceChild = "MCR_CLUSTERPROFILE_PLACEMENT_CONFORMANCE_CHILD"
+
+// runPlacementConformanceChild runs TestPlacementConformance in a child process of the test
+// binary (with a fleet of its own, from TestMain): Ginkgo runs one suite per process, and
+// TestConformance runs the other.
+func runPlacementConformanceChild(t *testing.T) {
+	args := []string{"-test.run=^TestPlacementConformance$", "-test.v"}
+	if deadline, ok := t.Deadline(); ok {
+		args = append(args, "-test.timeout="+time.Until(deadline).Round(time.Second).String())
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	cmd.Env = append(os.Environ(), placementConformanceChild+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the placement conformance run failed: %v; its output:\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "Core: ") || strings.HasPrefix(line, "| ") {
+			t.Log(line)
+		}
+	}
+}
+
 // TestPlacementConformance runs the mcr conformance suite against the provider scoped to one
 // decision (Options.Placement) split over two slices: members are engaged because the
 // decision references them and disengaged because it stops doing so. It claims what
 // TestConformance claims.
 func TestPlacementConformance(t *testing.T) {
+	if os.Getenv(placementConformanceChild) == "" {
+		runPlacementConformanceChild(t)
+		return
+	}
 	requirePlacementCRD(t)
 	if err := hub.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: placedNamespace}}); err != nil {
 		t.Fatal(err)
