@@ -54,6 +54,10 @@ type Scoped struct {
 	mu       sync.Mutex
 	stopped  bool
 	handlers map[toolscache.ResourceEventHandlerRegistration]toolscache.SharedIndexInformer
+	// indexed are the endpoint's informers this cache added an index to: WaitForCacheSync
+	// waits for them too, so that a cluster is engaged with its indexes answering (rule 3 of
+	// the provider contract).
+	indexed []toolscache.SharedIndexInformer
 }
 
 func newScoped(shared *Wildcard, watched toolscache.SharedIndexInformer, cluster logicalcluster.Name) *Scoped {
@@ -322,12 +326,17 @@ func (c *Scoped) Start(context.Context) error {
 	return fmt.Errorf("the cache of logical cluster %q is part of its endpoint's shared cache, which the kcp provider runs", c.cluster)
 }
 
-// WaitForCacheSync waits for the endpoint's informer of the watched type. Informers of other
-// types are waited for by those who use them (sources wait for their handlers to sync, reads
-// for their informer), so that one type the endpoint cannot serve does not hold up every
-// logical cluster.
+// WaitForCacheSync waits for the endpoint's informer of the watched type and those this cache
+// added an index to. Informers of other types are waited for by those who use them (sources
+// wait for their handlers to sync, reads for their informer), so that one type the endpoint
+// cannot serve does not hold up every logical cluster.
 func (c *Scoped) WaitForCacheSync(ctx context.Context) bool {
-	return kit.WaitFor(ctx, c.watched.HasSynced)
+	c.mu.Lock()
+	indexed := slices.Clone(c.indexed)
+	c.mu.Unlock()
+	return kit.WaitFor(ctx, func() bool {
+		return c.watched.HasSynced() && !slices.ContainsFunc(indexed, func(inf toolscache.SharedIndexInformer) bool { return !inf.HasSynced() })
+	})
 }
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.
@@ -335,7 +344,19 @@ func (c *Scoped) IndexField(ctx context.Context, obj client.Object, field string
 	if err := c.Serves(obj); err != nil {
 		return err
 	}
-	return c.shared.indexField(ctx, obj, field, extract)
+	if err := c.shared.indexField(ctx, obj, field, extract); err != nil {
+		return err
+	}
+	inf, err := c.shared.SharedInformer(ctx, obj, crcache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if !slices.Contains(c.indexed, inf) {
+		c.indexed = append(c.indexed, inf)
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 // scopedInformer is a shared informer of the endpoint seen through one logical cluster: its
