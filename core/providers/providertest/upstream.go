@@ -170,10 +170,10 @@ func (u *UpstreamProgram) WaitDisengaged(t *testing.T, name multicluster.Cluster
 	t.Helper()
 	Eventually(t, time.Minute, string(name)+" disengaged", func() error {
 		if _, err := u.Provider.Get(t.Context(), name); !errors.Is(err, multicluster.ErrClusterNotFound) {
-			return fmt.Errorf("Get = %v", err)
+			return fmt.Errorf("the provider still serves it: Get returned %v", err)
 		}
 		if names := u.Provider.ListClusters(); len(names) != 0 {
-			return fmt.Errorf("ListClusters = %v", names)
+			return fmt.Errorf("the provider still lists clusters: %v", names)
 		}
 		return nil
 	})
