@@ -15,4 +15,4 @@ import (
 // BrokenClusters (mcr_clusterapi_provider_broken_clusters) is the number of selected, ready
 // Clusters that cannot be engaged at the moment (or whose new kubeconfig cannot be used), summed
 // over the Cluster API providers of the process. Alert on it staying above zero.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both

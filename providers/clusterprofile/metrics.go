@@ -20,7 +20,7 @@ import (
 // BrokenClusters is the number of selected, ready ClusterProfiles that cannot be engaged at
 // the moment (or whose new credentials cannot be used), summed over the ClusterProfile
 // providers of the process. Alert on it staying above zero.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both
 
 var (
 	// UnreadyEngagedClusters is the number of engaged clusters whose ClusterProfile is not

@@ -38,7 +38,7 @@ var (
 // mcr_file_provider_errors_total{reason}; BrokenClusters is the number of such contexts that
 // cannot be engaged at the moment, mcr_file_provider_broken_clusters. Problems of the files
 // themselves count in LoadErrors and BrokenFiles.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(LoadErrors, BrokenFiles)

@@ -18,7 +18,7 @@ import (
 // BrokenClusters is the number of selected, usable shoots that cannot be engaged at the
 // moment (or whose new credentials cannot be used), summed over the Gardener providers of
 // the process. Alert on it staying above zero.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both
 
 var (
 	// AdminKubeconfigRequests counts requests to the adminkubeconfig subresource of Shoots

@@ -20,7 +20,7 @@ import (
 //
 // BrokenClusters (mcr_kcp_provider_broken_logical_clusters) is the number of ready logical
 // clusters that cannot be engaged at the moment, summed over the kcp providers of the process.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "logical_clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "logical_clusters") //nolint:revive // one call creates and registers both
 
 // BrokenLogicalClusters is the former name of BrokenClusters, the same gauge.
 //

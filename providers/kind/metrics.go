@@ -12,4 +12,4 @@ import (
 // mcr_kind_provider_errors_total{reason}; BrokenClusters is the number of kind clusters that
 // cannot be engaged at the moment, mcr_kind_provider_broken_clusters. Both are summed over the
 // kind providers of the process.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both

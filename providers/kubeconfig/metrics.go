@@ -12,4 +12,4 @@ import (
 // values); BrokenClusters (mcr_kubeconfig_provider_broken_clusters) is the number of members
 // with an unresolved problem, summed over the kubeconfig providers of the process. Both are
 // served by the manager's metrics endpoint.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call creates and registers both

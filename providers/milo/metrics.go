@@ -14,7 +14,7 @@ import (
 // BrokenClusters (mcr_milo_provider_broken_projects) is the number of selected, ready
 // projects that cannot be engaged at the moment, summed over the Milo providers of the
 // process. Alert on it staying above zero.
-var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "projects")
+var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "projects") //nolint:revive // one call creates and registers both
 
 var (
 	// BrokenProjects is the former name of BrokenClusters, the same gauge.

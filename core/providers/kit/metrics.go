@@ -19,7 +19,7 @@ import (
 // (dashes become underscores); members names what is counted, e.g. "clusters". Call it once per
 // process, in a package-level var of the provider:
 //
-//	var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters")
+//	var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call, two metrics
 func RegisterMetrics(name, members string) (*prometheus.CounterVec, prometheus.Gauge) {
 	errs, broken := newMetrics(name, members)
 	ctrlmetrics.Registry.MustRegister(errs, broken)
