@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -15,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/client-go/rest"
-
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/redact"
 )
@@ -28,7 +27,7 @@ var ErrUnauthorized = errors.New("the member refused the credentials (401 Unauth
 // server.
 var ErrUnreachable = errors.New("the member did not answer")
 
-// Check asks the member who the credentials are, with a SelfSubjectReview: it proves
+// Check asks the member, through hc with cfg (a cluster's GetConfig and GetHTTPClient), who the credentials are, with a SelfSubjectReview: it proves
 // that the member answers and accepts the credentials, and needs no RBAC beyond what every
 // authenticated user has. A Forbidden or NotFound answer (reviews not allowed or not served)
 // still proves both, unless the member took a config with credentials for an anonymous
@@ -36,24 +35,24 @@ var ErrUnreachable = errors.New("the member did not answer")
 // ErrUnauthorized. The error wraps ErrUnauthorized or ErrUnreachable and never contains the
 // member's address (a URL may carry secrets, and the error ends up in Events); what else it
 // says is passed through redact.Text.
-func Check(ctx context.Context, cl cluster.Cluster) error {
-	return checkAccess(ctx, cl, false)
+func Check(ctx context.Context, cfg *rest.Config, hc *http.Client) error {
+	return checkAccess(ctx, cfg, hc, false)
 }
 
 // Served is Check for members behind a front door that routes by path: a NotFound
 // answer means that nothing serves the member's path, and is ErrUnreachable.
-func Served(ctx context.Context, cl cluster.Cluster) error {
-	return checkAccess(ctx, cl, true)
+func Served(ctx context.Context, cfg *rest.Config, hc *http.Client) error {
+	return checkAccess(ctx, cfg, hc, true)
 }
 
-func checkAccess(ctx context.Context, cl cluster.Cluster, notFoundIsUnreachable bool) error {
-	c, err := authenticationv1client.NewForConfigAndClient(cl.GetConfig(), cl.GetHTTPClient())
+func checkAccess(ctx context.Context, cfg *rest.Config, hc *http.Client, notFoundIsUnreachable bool) error {
+	c, err := authenticationv1client.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return redact.Error(fmt.Errorf("%w: creating a client: %w", ErrUnreachable, err))
 	}
 	review, err := c.SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
-	case anonymous(review, err) && hasCredentials(cl.GetConfig()):
+	case anonymous(review, err) && hasCredentials(cfg):
 		// An API server that allows anonymous requests answers those whose credentials it
 		// does not accept as anonymous, instead of with 401.
 		return fmt.Errorf("%w: the member took them for an anonymous request", ErrUnauthorized)

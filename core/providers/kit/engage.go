@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -269,7 +270,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 			return e.Fail(key, m, Retryable(ReasonCredentialPluginFailed, withFrom(m, err)))
 		}
 		if !e.opts.Options.SkipAccessCheck {
-			if err := e.checkAccess(ctx, cl); err != nil {
+			if err := e.checkAccess(ctx, cl.GetConfig(), cl.GetHTTPClient()); err != nil {
 				cl.GetHTTPClient().CloseIdleConnections()
 				e.closeSource(source)
 				if ctx.Err() != nil {
@@ -350,13 +351,13 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 }
 
 // checkAccess runs the access check (accesscheck.Check or Served) within Options.CacheSyncTimeout.
-func (e *Engine[K]) checkAccess(ctx context.Context, cl cluster.Cluster) error {
+func (e *Engine[K]) checkAccess(ctx context.Context, cfg *rest.Config, hc *http.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Options.CacheSyncTimeout)
 	defer cancel()
 	if e.opts.NotFoundMeansNotServed {
-		return accesscheck.Served(ctx, cl)
+		return accesscheck.Served(ctx, cfg, hc)
 	}
-	return accesscheck.Check(ctx, cl)
+	return accesscheck.Check(ctx, cfg, hc)
 }
 
 // Disengage removes the engaged instance of the member name, if any, and forgets what the

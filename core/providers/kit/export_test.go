@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/internal/accesscheck"
@@ -34,8 +35,12 @@ const (
 )
 
 var (
-	CheckAccess     = accesscheck.Check
-	CheckServed     = accesscheck.Served
+	CheckAccess = func(ctx context.Context, cl cluster.Cluster) error {
+		return accesscheck.Check(ctx, cl.GetConfig(), cl.GetHTTPClient())
+	}
+	CheckServed = func(ctx context.Context, cl cluster.Cluster) error {
+		return accesscheck.Served(ctx, cl.GetConfig(), cl.GetHTTPClient())
+	}
 	ErrUnauthorized = accesscheck.ErrUnauthorized
 	ErrUnreachable  = accesscheck.ErrUnreachable
 	RunHost         = hostrun.Start

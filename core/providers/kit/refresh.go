@@ -6,11 +6,9 @@ package kit
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/internal/accesscheck"
 	"mcr.dev/core/internal/credswap"
@@ -67,15 +65,5 @@ func (e *Engine[K]) checkConfig(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	return e.checkAccess(ctx, configOnly{cfg: probe, hc: hc})
+	return e.checkAccess(ctx, probe, hc)
 }
-
-// configOnly is the part of a cluster.Cluster the access check uses.
-type configOnly struct {
-	cluster.Cluster
-	cfg *rest.Config
-	hc  *http.Client
-}
-
-func (c configOnly) GetConfig() *rest.Config     { return c.cfg }
-func (c configOnly) GetHTTPClient() *http.Client { return c.hc }
