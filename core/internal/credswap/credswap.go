@@ -7,12 +7,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/oauth2"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -21,6 +19,7 @@ import (
 	"k8s.io/client-go/util/connrotation"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/membertransport"
 )
 
 var (
@@ -63,31 +62,10 @@ func Config(cfg *rest.Config) (*rest.Config, *Holder, error) {
 		return nil, nil, err
 	}
 	h := &Holder{creds: creds, endpoint: endpointOf(cfg)}
-	tlsConfig, err := transport.TLSConfigFor(&transport.Config{TLS: transport.TLSConfig{
-		Insecure:   cfg.Insecure,
-		ServerName: cfg.ServerName,
-		CAFile:     cfg.CAFile,
-		CAData:     cfg.CAData,
-		NextProtos: cfg.NextProtos,
-		// client-go compares holders, not functions; the hook reads the current certificate.
-		GetCertHolder: &transport.GetCertHolder{GetCert: h.clientCert},
-	}})
+	h.base, h.dialer, err = membertransport.New(cfg, h.clientCert)
 	if err != nil {
-		return nil, nil, fmt.Errorf("member TLS settings: %w", err)
+		return nil, nil, err
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	}
-	h.dialer = connrotation.NewDialer(dial)
-	h.base = utilnet.SetTransportDefaults(&http.Transport{
-		Proxy:               cfg.Proxy,
-		TLSHandshakeTimeout: 10 * time.Second,
-		TLSClientConfig:     tlsConfig,
-		MaxIdleConnsPerHost: 25,
-		DialContext:         h.dialer.DialContext,
-		DisableCompression:  cfg.DisableCompression,
-	})
 
 	out := clusters.CopyConfig(cfg)
 	clearCredentials(out)
@@ -115,7 +93,7 @@ func (h *Holder) Swap(cfg *rest.Config) error {
 	old := h.creds
 	h.creds = creds
 	h.mu.Unlock()
-	if !sameCert(old.cert, creds.cert) {
+	if !membertransport.SameCertificate(old.cert, creds.cert) {
 		// TLS authenticated these connections with the old certificate.
 		h.dialer.CloseAll()
 	}
@@ -204,21 +182,6 @@ func (h *Holder) current() *credentials {
 
 // clientCert is the TLS handshake's GetClientCertificate (nil: none, for client-go).
 func (h *Holder) clientCert() (*tls.Certificate, error) { return h.current().cert, nil }
-
-func sameCert(a, b *tls.Certificate) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	if len(a.Certificate) != len(b.Certificate) {
-		return false
-	}
-	for i := range a.Certificate {
-		if string(a.Certificate[i]) != string(b.Certificate[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 // roundTripper authenticates each request with the Holder's current credentials.
 type roundTripper struct{ h *Holder }

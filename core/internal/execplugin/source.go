@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/connrotation"
+
+	"mcr.dev/core/internal/membertransport"
 )
 
 // Defaults of Options.
@@ -203,23 +205,11 @@ func (s *Source) do(c *call) {
 		s.current = c.cred
 	}
 	s.mu.Unlock()
-	if c.err == nil && old != nil && old.Cert != nil && !sameCert(old.Cert, c.cred.Cert) && s.dialer != nil {
+	if c.err == nil && old != nil && old.Cert != nil && !membertransport.SameCertificate(old.Cert, c.cred.Cert) && s.dialer != nil {
 		// Open connections were made with the old certificate.
 		s.dialer.CloseAll()
 	}
 	close(c.done)
-}
-
-func sameCert(a, b *tls.Certificate) bool {
-	if a == nil || b == nil || len(a.Certificate) != len(b.Certificate) {
-		return a == b
-	}
-	for i := range a.Certificate {
-		if string(a.Certificate[i]) != string(b.Certificate[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // invalidate drops cred, which the member refused, unless a newer one replaced it already.

@@ -8,15 +8,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
-	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/transport"
-	"k8s.io/client-go/util/connrotation"
+
+	"mcr.dev/core/internal/membertransport"
 )
 
 // Config returns a copy of cfg without ExecProvider whose credentials come from a Source that
@@ -45,34 +43,13 @@ func Config(ctx context.Context, cfg *rest.Config, opts Options) (*rest.Config, 
 	if err != nil {
 		return nil, nil, err
 	}
-	tc := &transport.Config{TLS: transport.TLSConfig{
-		Insecure:   cfg.Insecure,
-		ServerName: cfg.ServerName,
-		CAFile:     cfg.CAFile,
-		CAData:     cfg.CAData,
-		NextProtos: cfg.NextProtos,
-		// A comparable holder, as client-go wants; the hook reads the Source's credential.
-		GetCertHolder: &transport.GetCertHolder{GetCert: s.clientCert},
-	}}
-	tlsConfig, err := transport.TLSConfigFor(tc)
+	// Connections are tracked so that those made with a replaced certificate can be closed.
+	base, dialer, err := membertransport.New(cfg, s.clientCert)
 	if err != nil {
 		s.Close()
-		return nil, nil, fmt.Errorf("member TLS settings: %w", err)
+		return nil, nil, err
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	}
-	// Connections are tracked so that those made with a replaced certificate can be closed.
-	s.dialer = connrotation.NewDialer(dial)
-	base := utilnet.SetTransportDefaults(&http.Transport{
-		Proxy:               cfg.Proxy,
-		TLSHandshakeTimeout: 10 * time.Second,
-		TLSClientConfig:     tlsConfig,
-		MaxIdleConnsPerHost: 25,
-		DialContext:         s.dialer.DialContext,
-		DisableCompression:  cfg.DisableCompression,
-	})
+	s.dialer = dialer
 	s.closeIdl = base.CloseIdleConnections
 	out.Transport = &roundTripper{s: s, base: base}
 	out.TLSClientConfig = rest.TLSClientConfig{}
