@@ -4,10 +4,8 @@
 package clusterprofile_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,29 +21,14 @@ import (
 )
 
 // startHost builds a host cluster on the hub with the given scheme and runs it until the test
-// ends, as a manager runs its local cluster. The returned channel receives what its Start
-// returned.
-func startHost(t *testing.T, s *runtime.Scheme) (cluster.Cluster, <-chan error) {
+// ends, as a manager runs its local cluster.
+func startHost(t *testing.T, s *runtime.Scheme) (cluster.Cluster, *providertest.Background) {
 	t.Helper()
 	host, err := cluster.New(fleet.Member("hub").Config(), func(o *cluster.Options) { o.Scheme = s })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- host.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("host cluster: %v", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Error("host cluster did not stop")
-		}
-	})
-	return host, done
+	return host, providertest.RunInBackground(t, "host cluster", waitTimeout, host.Start)
 }
 
 // TestNewForHost runs the provider on a host cluster the test runs (a cache of every
@@ -54,7 +37,7 @@ func startHost(t *testing.T, s *runtime.Scheme) (cluster.Cluster, <-chan error) 
 // stopping the host, whose cache keeps serving.
 func TestNewForHost(t *testing.T) {
 	ns, other := namespace(t), namespace(t)
-	host, hostDone := startHost(t, scheme)
+	host, hostRun := startHost(t, scheme)
 
 	if err := writeTokenSecret(t.Context(), ns+"-p", mustMemberToken(t, "north", ns+"-p"), ""); err != nil {
 		t.Fatal(err)
@@ -89,8 +72,8 @@ func TestNewForHost(t *testing.T) {
 		t.Error("the engaged cluster's context is still alive after Start returned")
 	}
 	select {
-	case err := <-hostDone:
-		t.Fatalf("the provider stopped the caller's host cluster (Start returned %v)", err)
+	case <-hostRun.Done():
+		t.Fatalf("the provider stopped the caller's host cluster (Start returned %v)", hostRun.Err())
 	default:
 	}
 	// The host's informers still serve: a profile created now reaches its cache.

@@ -36,6 +36,7 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/multi"
+	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
 	"mcr.dev/providers/clusterprofile"
 )
@@ -306,15 +307,7 @@ func TestPlacementsInOneManager(t *testing.T) {
 		})); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	providertest.RunInBackground(t, "manager", waitTimeout, mgr.Start)
 
 	reconciled := func(names ...multicluster.ClusterName) func() error {
 		return func() error {

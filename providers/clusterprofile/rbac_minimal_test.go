@@ -108,21 +108,12 @@ func rbacScenario(t *testing.T, rules []rbacv1.PolicyRule) error {
 	mustCreateProfile(t, ns, "flapping", healthyStatus())
 
 	// Start fails when the host cache cannot sync: that is a failure the scenario reports.
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
 	var startErr error
-	go func() {
-		defer close(stopped)
+	run := providertest.RunInBackground(t, "the provider", waitTimeout, func(ctx context.Context) error {
 		startErr = p.Start(ctx, providertest.NewRecorder())
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-stopped:
-		case <-time.After(waitTimeout):
-			t.Error("the provider did not stop")
-		}
+		return nil
 	})
+	stopped := run.Done()
 
 	within := func(what string, check func() error) error {
 		deadline := time.Now().Add(rbacWindow)

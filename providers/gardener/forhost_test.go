@@ -4,7 +4,6 @@
 package gardener_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -40,15 +39,7 @@ func TestNewForHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostCtx, stopHost := context.WithCancel(context.Background())
-	hostDone := make(chan error, 1)
-	go func() { hostDone <- hostCluster.Start(hostCtx) }()
-	t.Cleanup(func() {
-		stopHost()
-		if err := <-hostDone; err != nil {
-			t.Errorf("host cluster: %v", err)
-		}
-	})
+	hostRun := providertest.RunInBackground(t, "host cluster", waitTimeout, hostCluster.Start)
 
 	logs := &logBuffer{}
 	p, err := gardener.NewForHost(hostCluster, gardener.Options{
@@ -79,8 +70,8 @@ func TestNewForHost(t *testing.T) {
 		t.Error("the cluster is still engaged after Start returned")
 	}
 	select {
-	case err := <-hostDone:
-		t.Fatalf("the host cluster stopped with the provider: %v", err)
+	case <-hostRun.Done():
+		t.Fatalf("the host cluster stopped with the provider: %v", hostRun.Err())
 	default:
 	}
 	// The caller's host still runs: its cache sees a change made after Start returned.

@@ -127,22 +127,13 @@ func startForRBAC(t *testing.T, cfg *rest.Config, opts gardener.Options) (*garde
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
+	// Start fails when the host cache cannot sync: within reports that, so the run keeps it.
 	var startErr error
-	go func() {
-		defer close(stopped)
+	run := providertest.RunInBackground(t, "the provider", waitTimeout, func(ctx context.Context) error {
 		startErr = p.Start(ctx, providertest.NewRecorder())
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-stopped:
-		case <-time.After(waitTimeout):
-			t.Error("the provider did not stop")
-		}
+		return nil
 	})
-	return p, stopped, &startErr
+	return p, run.Done(), &startErr
 }
 
 // within polls check for rbacWindow, and gives up early when the provider stopped.

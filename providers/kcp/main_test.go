@@ -315,20 +315,7 @@ func startWithConfig(t *testing.T, cfg *rest.Config, slice string, opts kcp.Opti
 	if err != nil {
 		t.Fatalf("kcp.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("provider Start returned: %v", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Errorf("provider Start did not return within %s of its context ending", waitTimeout)
-		}
-	})
+	providertest.RunInBackground(t, "provider Start", waitTimeout, func(ctx context.Context) error { return p.Start(ctx, rec) })
 	return &started{provider: p, rec: rec, logs: logs}
 }
 

@@ -46,20 +46,7 @@ func TestUpstreamProviderEngagesSameLogicalClusters(t *testing.T) {
 		t.Fatalf("apiexport.New: %v", err)
 	}
 	rec := providertest.NewRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- up.Start(ctx, rec) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("the upstream provider's Start returned: %v", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Error("the upstream provider's Start did not return")
-		}
-	})
+	providertest.RunInBackground(t, "the upstream provider's Start", waitTimeout, func(ctx context.Context) error { return up.Start(ctx, rec) })
 
 	for _, c := range []struct {
 		b    binding

@@ -170,20 +170,7 @@ func newNamespace(t *testing.T) string {
 // startProvider starts p with aware until the test ends.
 func startProvider(t *testing.T, p *kubeconfig.Provider, aware multicluster.Aware) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, aware) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start returned an error: %v", err)
-			}
-		case <-time.After(time.Minute):
-			t.Error("Start did not return within a minute of its context ending")
-		}
-	})
+	providertest.RunInBackground(t, "provider Start", time.Minute, func(ctx context.Context) error { return p.Start(ctx, aware) })
 }
 
 // testOptions are fast-failing provider options for namespace ns.

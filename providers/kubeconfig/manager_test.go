@@ -4,7 +4,6 @@
 package kubeconfig_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -16,26 +15,14 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
 
 // runManager starts mgr until the test ends.
 func runManager(t *testing.T, mgr mcmanager.Manager) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(time.Minute):
-			t.Error("manager did not stop within a minute")
-		}
-	})
+	providertest.RunInBackground(t, "manager", time.Minute, mgr.Start)
 }
 
 // waitCluster waits until the manager serves the named cluster and checks it reaches its member.

@@ -330,15 +330,7 @@ func TestNewForHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- hostCluster.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("host cluster: %v", err)
-		}
-	})
+	providertest.RunInBackground(t, "host cluster", waitTimeout, hostCluster.Start)
 
 	logs := &logBuffer{}
 	p, err := milo.NewForHost(hostCluster, milo.Options{

@@ -5,7 +5,6 @@ package providertest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,25 +28,8 @@ func (r *Running) Stop() { r.stop() }
 func Start(t testing.TB, p multicluster.ProviderRunnable, shutdown time.Duration) *Running {
 	t.Helper()
 	rec := NewRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, rec) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("provider Start returned: %v", err)
-				}
-			case <-time.After(shutdown):
-				t.Errorf("provider Start did not return within %s of its context ending", shutdown)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &Running{Recorder: rec, stop: stop}
+	run := RunInBackground(t, "provider Start", shutdown, func(ctx context.Context) error { return p.Start(ctx, rec) })
+	return &Running{Recorder: rec, stop: run.Stop}
 }
 
 // StartFails runs p.Start with a new Recorder and fails the test unless Start returns an error

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -244,18 +243,5 @@ func expectWidgets(ctx context.Context, r client.Reader, want []string) error {
 // runManager starts mgr until the test ends.
 func runManager(t *testing.T, mgr mcr.Manager) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(waitTimeout):
-			t.Error("manager did not stop in time")
-		}
-	})
+	providertest.RunInBackground(t, "manager", waitTimeout, mgr.Start)
 }

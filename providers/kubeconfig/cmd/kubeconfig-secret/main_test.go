@@ -27,6 +27,7 @@ import (
 	corekubeconfig "mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 	"mcr.dev/providers/kubeconfig/enroll"
 )
@@ -127,15 +128,8 @@ func TestEnrollsTwoMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	aware := &engagements{seen: map[multicluster.ClusterName][]cluster.Cluster{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx, aware) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("provider Start: %v", err)
-		}
-	}()
+	run := providertest.RunInBackground(t, "provider Start", time.Minute, func(ctx context.Context) error { return p.Start(ctx, aware) })
+	defer run.Stop()
 	aware.wait(t, "east", 1)
 	aware.wait(t, "west", 1)
 
