@@ -49,14 +49,21 @@ type Defaults struct {
 	QPS   float32
 	Burst int
 
-	// RESTMappers, when set, gives the members served by one apiserver endpoint one REST mapper
+	// RESTMappers gives the members served by one apiserver endpoint one REST mapper
 	// (restmapper.Pool.ClusterOption); read package restmapper for when that is correct.
 	//
-	// Defaults to nil: each member has a REST mapper of its own, as in controller-runtime.
+	// Defaults to nil: restmapper.Default's Pool, unless OwnRESTMappers.
 	RESTMappers *restmapper.Pool
+
+	// OwnRESTMappers gives each member a REST mapper of its own, as controller-runtime does,
+	// instead of sharing them per endpoint: for members behind a proxy that picks the backend
+	// cluster from the client's token at one URL. RESTMappers is then ignored.
+	//
+	// Defaults to false: members share (RESTMappers).
+	OwnRESTMappers bool
 }
 
-// ClusterOption returns the cluster.Option that applies Scheme, Cache and RESTMappers. Pass it
+// ClusterOption returns the cluster.Option that applies Scheme, Cache and the REST mappers. Pass it
 // before a provider's own options, so that theirs win. Every cluster gets maps of its own, so
 // that an option that changes the cache's namespaces of one member never touches another's.
 func (d Defaults) ClusterOption() cluster.Option {
@@ -71,8 +78,13 @@ func (d Defaults) ClusterOption() cluster.Option {
 		c.DefaultNamespaces = maps.Clone(c.DefaultNamespaces)
 		c.ByObject = maps.Clone(c.ByObject)
 		o.Cache = c
-		if d.RESTMappers != nil {
+		switch {
+		case d.OwnRESTMappers:
+			restmapper.Own(o)
+		case d.RESTMappers != nil:
 			d.RESTMappers.ClusterOption()(o)
+		default:
+			restmapper.Default().ClusterOption()(o)
 		}
 	}
 }

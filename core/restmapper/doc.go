@@ -12,13 +12,18 @@
 // one mapper per endpoint instead. Its clusters keep their own credentials, clients, caches and
 // connections; only the mapping of kinds to resources is shared.
 //
-// Sharing is opt-in: set clusters.Defaults.RESTMappers (mcr.dev/core/manager.WithClusterDefaults)
-// for every cluster of a manager, or pass Pool.ClusterOption in one provider's
-// ClusterOptions. It is correct when the endpoint serves the same APIs to every credential that
+// Sharing is the default: every member cluster that a provider built on the provider kit
+// creates takes its mapper from Default's Pool, which shares per endpoint among clusters that
+// authenticate with tokens and keeps different client certificates apart. Set
+// clusters.Defaults.RESTMappers (mcr.dev/core/manager.WithClusterDefaults) to use a Pool of
+// your own, clusters.Defaults.OwnRESTMappers to give every member a mapper of its own as
+// controller-runtime does, or pass Own in one provider's ClusterOptions to opt that provider
+// out. Sharing is correct when the endpoint serves the same APIs to every credential that
 // reaches it: a kube-apiserver, an aggregated or front-proxy path such as kcp's
-// /clusters/<name> (the path is part of the endpoint). Do not share behind a proxy that picks
-// the backend cluster from the client's identity (a client certificate or token routed to
-// different clusters at one URL): those clusters would see one another's kinds.
+// /clusters/<name> (the path is part of the endpoint). Opt out behind a proxy that picks the
+// backend cluster from the client's token at one URL: those clusters would see one another's
+// kinds. Clusters a program builds itself with cluster.New (for the clusters provider, say)
+// share only when given a Pool's ClusterOption.
 //
 // What makes two clusters' endpoints the same, and which configs never share, is documented on
 // Pool.MapperProvider.

@@ -18,7 +18,8 @@ import (
 )
 
 // Every member the manager's provider engages, and the local cluster, get their REST mapper
-// from one Pool: members behind one endpoint share a mapper.
+// from one Pool of the program's own: members behind one endpoint share a mapper, whatever
+// their credentials.
 func ExamplePool() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -32,6 +33,24 @@ func ExamplePool() {
 func newManagerSharingMappers(cfg *rest.Config, provider multicluster.Provider) (mcmanager.Manager, error) {
 	return mcmanager.New(cfg, provider, mcmanager.Options{}, mcmanager.WithClusterDefaults(clusters.Defaults{
 		RESTMappers: restmapper.NewPool(restmapper.Options{}),
+	}))
+}
+
+// Members share REST mappers per endpoint by default (Default). Behind a proxy that routes by
+// the client's token, give every member a mapper of its own.
+func ExampleOwn() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		os.Exit(1)
+	}
+	if _, err := newManagerWithOwnMappers(cfg, nop.New()); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newManagerWithOwnMappers(cfg *rest.Config, provider multicluster.Provider) (mcmanager.Manager, error) {
+	return mcmanager.New(cfg, provider, mcmanager.Options{}, mcmanager.WithClusterDefaults(clusters.Defaults{
+		OwnRESTMappers: true,
 	}))
 }
 

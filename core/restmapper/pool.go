@@ -30,6 +30,15 @@ type Options struct {
 	// Defaults to controller-runtime's apiutil.NewDynamicRESTMapper, the mapper cluster.New
 	// uses when none is given.
 	NewMapper func(*rest.Config, *http.Client) (meta.RESTMapper, error)
+
+	// SeparateClientCertificates keeps clusters that authenticate with different client
+	// certificates (or certificate files) apart even at one endpoint: a proxy that picks the
+	// backend cluster from the client certificate serves each certificate the discovery of
+	// another cluster at the same URL. Clusters that authenticate with tokens still share.
+	//
+	// Defaults to false: the endpoint alone decides (see Pool.MapperProvider). Default's Pool
+	// sets it.
+	SeparateClientCertificates bool
 }
 
 // DefaultCredentialAttempts is how many of an endpoint's clusters a discovery request is tried
@@ -40,7 +49,8 @@ const DefaultCredentialAttempts = 3
 // create one with NewPool. A Pool is safe for concurrent use and lives as long as the process
 // or the manager that uses it; it holds no goroutine.
 type Pool struct {
-	newMapper func(*rest.Config, *http.Client) (meta.RESTMapper, error)
+	newMapper     func(*rest.Config, *http.Client) (meta.RESTMapper, error)
+	byCertificate bool
 
 	mu        sync.Mutex
 	endpoints map[string]*endpoint
@@ -51,8 +61,25 @@ func NewPool(opts Options) *Pool {
 	if opts.NewMapper == nil {
 		opts.NewMapper = apiutil.NewDynamicRESTMapper
 	}
-	return &Pool{newMapper: opts.NewMapper, endpoints: map[string]*endpoint{}}
+	return &Pool{newMapper: opts.NewMapper, byCertificate: opts.SeparateClientCertificates, endpoints: map[string]*endpoint{}}
 }
+
+// defaultPool is Default's Pool, built on first use.
+var defaultPool = sync.OnceValue(func() *Pool {
+	return NewPool(Options{SeparateClientCertificates: true})
+})
+
+// Default returns the process's Pool, the one every member cluster that mcr builds uses unless
+// told otherwise (clusters.Defaults.RESTMappers and OwnRESTMappers; a provider's
+// ClusterOptions with Own). It keeps clusters that authenticate with different client
+// certificates apart (Options.SeparateClientCertificates): pass a Pool of your own without
+// it to share those too, where the endpoint is a plain kube-apiserver.
+func Default() *Pool { return defaultPool() }
+
+// Own is a cluster.Option that gives the cluster a REST mapper of its own, controller-runtime's
+// default: pass it in a provider's ClusterOptions to keep that provider's members out of the
+// shared mappers, for example behind a proxy that routes by the client's token.
+func Own(o *cluster.Options) { o.MapperProvider = apiutil.NewDynamicRESTMapper }
 
 // endpoint is one shared mapper and the clusters that use it. Its discovery requests go out with
 // the credentials of one of those clusters (see credentialsOf).
@@ -86,7 +113,8 @@ func (p *Pool) ClusterOption() cluster.Option {
 //
 // Two configs share an endpoint when they have the same server URL (scheme, host, port and
 // path: kcp's /clusters/<name> paths are different endpoints), API path, TLS server name and
-// certificate authority (file name or data). A config that routes its requests in a way that
+// certificate authority (file name or data), and, in a Pool with
+// Options.SeparateClientCertificates, the same client certificate. A config that routes its requests in a way that
 // cannot be compared, or trusts any server, gets a mapper of its own, as without a Pool: one
 // with Insecure set, a Proxy, Dial, Transport or WrapTransport function, or no Host.
 //
@@ -99,7 +127,7 @@ func (p *Pool) MapperProvider(cfg *rest.Config, httpClient *http.Client) (meta.R
 	if httpClient == nil {
 		return nil, errors.New("restmapper: the cluster's HTTP client is nil")
 	}
-	key, ok := endpointKey(cfg)
+	key, ok := p.key(cfg)
 	if !ok {
 		return p.newMapper(cfg, httpClient)
 	}
@@ -158,6 +186,33 @@ func (p *Pool) Endpoints() int {
 	return len(p.endpoints)
 }
 
+// Clusters returns how many clusters use the shared mapper of cfg's endpoint: zero when none
+// does or cfg cannot share (see MapperProvider).
+func (p *Pool) Clusters(cfg *rest.Config) int {
+	key, ok := p.key(cfg)
+	if !ok {
+		return 0
+	}
+	p.mu.Lock()
+	ep := p.endpoints[key]
+	p.mu.Unlock()
+	if ep == nil {
+		return 0
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return len(ep.users)
+}
+
+// key names the mapper cfg gets from p, or reports that cfg must not share one.
+func (p *Pool) key(cfg *rest.Config) (string, bool) {
+	key, ok := endpointKey(cfg)
+	if ok && p.byCertificate {
+		key += certificateKey(cfg)
+	}
+	return key, ok
+}
+
 // endpointKey names cfg's endpoint, or reports that cfg must not share one (see MapperProvider).
 func endpointKey(cfg *rest.Config) (string, bool) {
 	if cfg == nil || cfg.Host == "" || cfg.Insecure || cfg.Proxy != nil || cfg.Dial != nil ||
@@ -183,6 +238,16 @@ func endpointKey(cfg *rest.Config) (string, bool) {
 		fmt.Fprintf(&b, "%d:%s;", len(part), part)
 	}
 	return b.String(), true
+}
+
+// certificateKey names the client certificate cfg authenticates with, if any, for a Pool that
+// keeps certificates apart. The certificate is public; only its hash goes into the key anyway.
+func certificateKey(cfg *rest.Config) string {
+	if len(cfg.CertData) == 0 && cfg.CertFile == "" {
+		return ""
+	}
+	sum := sha256.Sum256(cfg.CertData)
+	return fmt.Sprintf("cert:%d:%s;%s", len(cfg.CertFile), cfg.CertFile, hex.EncodeToString(sum[:]))
 }
 
 // credentialsOf sends an endpoint mapper's discovery requests with the credentials of the

@@ -94,6 +94,9 @@ func TestClustersOfOneEndpointShareOneMapper(t *testing.T) {
 	if got := pool.Endpoints(); got != 2 {
 		t.Errorf("Endpoints() = %d, want 2", got)
 	}
+	if got := pool.Clusters(a.Config()); got != 2 {
+		t.Errorf("Clusters(member a) = %d, want 2", got)
+	}
 	for i, cfg := range b.configs {
 		if cfg.BearerToken != "" || cfg.BearerTokenFile != "" || len(cfg.KeyData) > 0 || cfg.ExecProvider != nil || cfg.Password != "" {
 			t.Errorf("shared mapper %d was built from a config holding credentials", i)

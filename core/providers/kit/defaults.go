@@ -23,12 +23,14 @@ func (m *Members[K]) SetClusterDefaults(d clusters.Defaults) {
 func (e *Engine[K]) setClusterDefaults(d clusters.Defaults) { e.inherited.Store(&d) }
 
 // memberOptions returns the options a member's cluster is built with: the provider's Options
-// under the manager's cluster defaults, when the manager handed the provider some.
+// under the manager's cluster defaults, or under the zero clusters.Defaults (shared REST
+// mappers, restmapper.Default) until the manager hands the provider some.
 func (e *Engine[K]) memberOptions() Options {
-	if d := e.inherited.Load(); d != nil {
-		return e.opts.Options.inherit(*d)
+	var d clusters.Defaults
+	if inherited := e.inherited.Load(); inherited != nil {
+		d = *inherited
 	}
-	return e.opts.Options
+	return e.opts.Options.inherit(d)
 }
 
 // noteDefaultsUnused logs, once, that the manager's cluster defaults do not reach a member the

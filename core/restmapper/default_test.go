@@ -1,0 +1,110 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package restmapper_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/clusters"
+	"mcr.dev/core/restmapper"
+)
+
+// TestDefaultsShareMappersPerEndpoint: clusters built under the zero clusters.Defaults, as the
+// provider kit builds every member, share a mapper per endpoint when they authenticate with
+// tokens, keep different client certificates apart, and keep their own with OwnRESTMappers or
+// a provider's Own option.
+func TestDefaultsShareMappersPerEndpoint(t *testing.T) {
+	a := fleet.Member("a")
+	build := func(cfg *rest.Config, d clusters.Defaults, more ...cluster.Option) cluster.Cluster {
+		t.Helper()
+		cl, err := cluster.New(cfg, append([]cluster.Option{d.ClusterOption()}, more...)...)
+		if err != nil {
+			t.Fatalf("cluster.New: %v", err)
+		}
+		return cl
+	}
+	tenantOne, tenantTwo := tenantConfig(t, a, "default-one"), tenantConfig(t, a, "default-two")
+	admin := a.Config()
+	otherCert := a.Config()
+	otherCert.CertData, otherCert.KeyData = tenantCertificate(t)
+
+	one := build(tenantOne, clusters.Defaults{})
+	two := build(tenantTwo, clusters.Defaults{})
+	if !restmapper.SameMapper(one.GetRESTMapper(), two.GetRESTMapper()) {
+		t.Error("two token-authenticated clusters of one endpoint do not share a mapper by default")
+	}
+	if m, err := two.GetRESTMapper().RESTMapping(deployments.GroupKind(), deployments.Version); err != nil || m.Resource.Resource != "deployments" {
+		t.Errorf("mapping Deployment through the default mapper: %v, %v", m, err)
+	}
+	if other := build(fleet.Member("b").Config(), clusters.Defaults{}); restmapper.SameMapper(one.GetRESTMapper(), other.GetRESTMapper()) {
+		t.Error("clusters of two apiservers share a mapper")
+	}
+
+	adminOne := build(admin, clusters.Defaults{})
+	adminTwo := build(a.Config(), clusters.Defaults{})
+	if !restmapper.SameMapper(adminOne.GetRESTMapper(), adminTwo.GetRESTMapper()) {
+		t.Error("two clusters with one client certificate do not share a mapper by default")
+	}
+	if byCert := build(otherCert, clusters.Defaults{}); restmapper.SameMapper(adminOne.GetRESTMapper(), byCert.GetRESTMapper()) {
+		t.Error("clusters with different client certificates share a mapper by default")
+	}
+	if restmapper.SameMapper(one.GetRESTMapper(), adminOne.GetRESTMapper()) {
+		t.Error("a token-authenticated and a certificate-authenticated cluster share a mapper by default")
+	}
+
+	for name, cl := range map[string]cluster.Cluster{
+		"OwnRESTMappers": build(tenantOne, clusters.Defaults{OwnRESTMappers: true}),
+		"Own option":     build(tenantOne, clusters.Defaults{}, restmapper.Own),
+	} {
+		if restmapper.SameMapper(one.GetRESTMapper(), cl.GetRESTMapper()) {
+			t.Errorf("%s: the cluster shares the default mapper", name)
+		}
+		if m, err := cl.GetRESTMapper().RESTMapping(configMaps.GroupKind(), configMaps.Version); err != nil || m.Resource.Resource != "configmaps" {
+			t.Errorf("%s: mapping ConfigMap through its own mapper: %v, %v", name, m, err)
+		}
+	}
+
+	pool := restmapper.NewPool(restmapper.Options{})
+	if byCert := build(otherCert, clusters.Defaults{RESTMappers: pool}); !restmapper.SameMapper(build(admin, clusters.Defaults{RESTMappers: pool}).GetRESTMapper(), byCert.GetRESTMapper()) {
+		t.Error("a Pool without SeparateClientCertificates keeps client certificates apart")
+	}
+}
+
+// tenantCertificate returns a client certificate and key of another identity. No server trusts
+// it: the clusters built with it only get a mapper, which discovers on first use.
+func tenantCertificate(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "tenant"},
+		NotBefore:    time.Now().Add(-time.Minute),
+		NotAfter:     time.Now().Add(time.Hour),
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
