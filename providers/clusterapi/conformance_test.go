@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,7 +19,6 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/mcrproviders"
-	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -66,16 +64,13 @@ func TestConformance(t *testing.T) {
 	// The provider reaches the management cluster through a forwarder, which SourceOutage takes
 	// down and up again: to the provider, the management cluster's apiserver restarts. The
 	// shared apiserver itself keeps serving the package's other tests.
-	mgmtLink := envtest.StartForwarderForTest(t, fleet.Member("mgmt"))
-	mgmtConfig := rest.CopyConfig(fleet.Member("mgmt").Config())
-	mgmtConfig.Host = mgmtLink.URL()
-	const resync = 2 * time.Second
+	mgmtConfig, mgmtLink := mcrproviders.LinkHost(t, fleet.Member("mgmt"))
 	harness := capiHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return clusterapi.New(mgmtConfig, clusterapi.Options{
 				Namespaces: []string{conformanceNamespace},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: resync},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control
@@ -107,15 +102,9 @@ func TestConformance(t *testing.T) {
 			key.Name = clusterapi.KubeconfigSecretName(name)
 			return client.IgnoreNotFound(mgmt.Delete(ctx, &corev1.Secret{ObjectMeta: key}))
 		},
-		ProviderReports: func(ctx context.Context) ([]string, error) {
-			events, err := conformance.EventTexts(ctx, mgmt, conformanceNamespace)
-			return append(providerLogs.Lines(), events...), err
-		},
-		SourceOutage: func(context.Context) (func(context.Context) error, error) {
-			mgmtLink.Down()
-			return func(context.Context) error { return mgmtLink.Up() }, nil
-		},
-		Resync: resync,
+		ProviderReports: mcrproviders.Reports(providerLogs.Lines, mgmt, conformanceNamespace),
+		SourceOutage:    mcrproviders.Outage(mgmtLink),
+		Resync:          mcrproviders.Resync,
 		// A change that is not a change of the member: a label on the Cluster and an annotation
 		// on its Secret.
 		Update: func(ctx context.Context, name string) error {

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +23,6 @@ import (
 
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/mcrproviders"
-	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -102,10 +100,7 @@ func TestConformance(t *testing.T) {
 	// The provider reaches the hub through a forwarder, which SourceOutage takes down and up
 	// again: to the provider, the hub's apiserver restarts. The shared hub itself keeps serving
 	// the package's other tests and the access plugin, which reads its token Secrets directly.
-	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
-	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
-	hubConfig.Host = hubLink.URL()
-	const resync = 2 * time.Second
+	hubConfig, hubLink := mcrproviders.LinkHost(t, fleet.Member("hub"))
 	harness := profileHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
@@ -113,7 +108,7 @@ func TestConformance(t *testing.T) {
 				AccessProviders:    providers,
 				Namespaces:         []string{conformanceNamespace},
 				UnreadyGracePeriod: 200 * time.Millisecond,
-				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: resync},
+				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync},
 			})
 		},
 		Write: writeMember,
@@ -124,15 +119,9 @@ func TestConformance(t *testing.T) {
 			}
 			return hub.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(tokenNamespace), client.MatchingLabels{memberLabel: name})
 		},
-		ProviderReports: func(ctx context.Context) ([]string, error) {
-			events, err := conformance.EventTexts(ctx, hub, conformanceNamespace)
-			return append(providerLogs.Lines(), events...), err
-		},
-		SourceOutage: func(context.Context) (func(context.Context) error, error) {
-			hubLink.Down()
-			return func(context.Context) error { return hubLink.Up() }, nil
-		},
-		Resync: resync,
+		ProviderReports: mcrproviders.Reports(providerLogs.Lines, hub, conformanceNamespace),
+		SourceOutage:    mcrproviders.Outage(hubLink),
+		Resync:          mcrproviders.Resync,
 		// A change that is not a change of the member: a label, the health condition probed
 		// again, and KEP-2149 properties with a new observation time.
 		Update: func(ctx context.Context, name string) error {

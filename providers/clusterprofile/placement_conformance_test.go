@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
@@ -30,7 +29,7 @@ import (
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
 	"mcr.dev/conformance"
-	"mcr.dev/core/envtest"
+	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
@@ -183,10 +182,7 @@ func TestPlacementConformance(t *testing.T) {
 	}
 	providers := accessConfig(t, "")
 	providerLogs := &providertest.LogBuffer{}
-	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
-	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
-	hubConfig.Host = hubLink.URL()
-	const resync = 2 * time.Second
+	hubConfig, hubLink := mcrproviders.LinkHost(t, fleet.Member("hub"))
 	harness := placedHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
@@ -195,7 +191,7 @@ func TestPlacementConformance(t *testing.T) {
 				Namespaces:         []string{placedNamespace},
 				Placement:          &clusterprofile.Placement{Namespace: placedNamespace, DecisionKey: placedDecisionKey},
 				UnreadyGracePeriod: 200 * time.Millisecond,
-				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: resync},
+				Options:            kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync},
 			})
 		},
 		Write: writePlacedMember,
@@ -209,15 +205,9 @@ func TestPlacementConformance(t *testing.T) {
 			}
 			return hub.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(tokenNamespace), client.MatchingLabels{memberLabel: "placed-" + name})
 		},
-		ProviderReports: func(ctx context.Context) ([]string, error) {
-			events, err := conformance.EventTexts(ctx, hub, placedNamespace)
-			return append(providerLogs.Lines(), events...), err
-		},
-		SourceOutage: func(context.Context) (func(context.Context) error, error) {
-			hubLink.Down()
-			return func(context.Context) error { return hubLink.Up() }, nil
-		},
-		Resync: resync,
+		ProviderReports: mcrproviders.Reports(providerLogs.Lines, hub, placedNamespace),
+		SourceOutage:    mcrproviders.Outage(hubLink),
+		Resync:          mcrproviders.Resync,
 		// A change that is not a change of the member: a label of its profile, and its slice
 		// rewritten with the same references and a new scheduler name.
 		Update: func(ctx context.Context, name string) error {
@@ -245,20 +235,5 @@ func TestPlacementConformance(t *testing.T) {
 		},
 	}}
 
-	conformance.Run(t, harness, conformance.Options{
-		Features: []conformance.Feature{
-			conformance.CredentialRotation,
-			conformance.MemberReadiness,
-			conformance.EngageErrorRecovery,
-			conformance.Scale,
-			conformance.UnresponsiveMembers,
-			conformance.CredentialHygiene,
-			conformance.SourceRestart,
-			conformance.PeriodicResync,
-		},
-		Implementation: conformance.Implementation{
-			Organization: "mcr",
-			Project:      "mcr.dev/providers/clusterprofile (Options.Placement)",
-		},
-	})
+	conformance.Run(t, harness, mcrproviders.Options("clusterprofile (Options.Placement)"))
 }

@@ -38,10 +38,6 @@ import (
 	"mcr.dev/providers/gardener/internal/frontproxy"
 )
 
-// conformanceResync is the ResyncPeriod of the providers under test: short, for
-// NoReengageOnResync.
-const conformanceResync = 2 * time.Second
-
 // startForwarder puts a forwarder before the HTTPS server at url (https://host:port) until the
 // suite ends: the provider reaches its source of truth through it, and StopSource takes it down
 // and up again, which to the provider is a restart of that apiserver while the server itself
@@ -60,12 +56,6 @@ func behind(cfg *rest.Config, link *envtest.Forwarder) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Host = link.URL()
 	return cfg
-}
-
-// outage takes link down and returns the restart that brings it up again.
-func outage(link *envtest.Forwarder) (func(context.Context) error, error) {
-	link.Down()
-	return func(context.Context) error { return link.Up() }, nil
 }
 
 // conformanceReports is where each topology's YAML report is written; TestConformance logs
@@ -189,29 +179,22 @@ func (h *gardenHarness) mint(_ context.Context, shoot *gardencorev1beta1.Shoot, 
 func (h *gardenHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	return gardener.New(behind(h.proxy.ConfigFor(gardenIdentity), h.link), gardener.Options{
 		Namespaces: []string{gardenNamespace},
-		Options:    kit.Options{RetryMaxDelay: time.Second, Logger: h.logs.Logger(), ResyncPeriod: conformanceResync},
+		Options:    kit.Options{RetryMaxDelay: time.Second, Logger: h.logs.Logger(), ResyncPeriod: mcrproviders.Resync},
 	})
 }
 
 // StopSource takes the garden down for the providers: the forwarder before the front-proxy
 // refuses connections and drops the open ones.
-func (h *gardenHarness) StopSource(context.Context) (func(context.Context) error, error) {
-	return outage(h.link)
+func (h *gardenHarness) StopSource(ctx context.Context) (func(context.Context) error, error) {
+	return mcrproviders.Outage(h.link)(ctx)
 }
 
-func (h *gardenHarness) ResyncPeriod() time.Duration { return conformanceResync }
+func (h *gardenHarness) ResyncPeriod() time.Duration { return mcrproviders.Resync }
 
 // Reports returns the providers' log lines and the Events on the Shoots, which the provider
 // records through the front-proxy in the host cluster.
 func (h *gardenHarness) Reports(ctx context.Context) ([]string, error) {
-	return providerReports(ctx, &h.logs, gardenNamespace)
-}
-
-// providerReports returns the lines of logs and the texts of the Events in namespace of the
-// host cluster ("" for all namespaces).
-func providerReports(ctx context.Context, logs *providertest.LogBuffer, namespace string) ([]string, error) {
-	events, err := conformance.EventTexts(ctx, host, namespace)
-	return append(logs.Lines(), events...), err
+	return mcrproviders.Reports(h.logs.Lines, host, gardenNamespace)(ctx)
 }
 
 func (h *gardenHarness) CreateMember(ctx context.Context, name string) (conformance.Member, error) {
@@ -355,11 +338,11 @@ func newSeedHarness() seedHarness {
 			return gardener.New(behind(fleet.Member("host").Config(), link), gardener.Options{
 				Topology:   gardener.TopologySeed,
 				Namespaces: []string{"garden-" + seedProject},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: conformanceResync},
+				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: mcrproviders.Resync},
 			})
 		},
-		SourceOutage: func(context.Context) (func(context.Context) error, error) { return outage(link) },
-		Resync:       conformanceResync,
+		SourceOutage: mcrproviders.Outage(link),
+		Resync:       mcrproviders.Resync,
 		// The Secret first, then the Cluster object: gardenlet creates the namespace and its
 		// Secrets before extensions see the Cluster.
 		Write: func(ctx context.Context, name string, kubeconfig []byte) error {
@@ -383,7 +366,7 @@ func newSeedHarness() seedHarness {
 		},
 		// The Events are on the Cluster objects, which have no namespace: the recorder puts them
 		// in "default", so every namespace is read.
-		ProviderReports: func(ctx context.Context) ([]string, error) { return providerReports(ctx, logs, "") },
+		ProviderReports: mcrproviders.Reports(logs.Lines, host, ""),
 		// What gardener-resource-manager and gardenlet do without changing the credentials: the
 		// renew timestamp on the Secret, a label on the Shoot.
 		Update: func(ctx context.Context, name string) error {

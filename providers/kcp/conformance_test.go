@@ -54,14 +54,10 @@ var (
 	_ conformance.Resyncer         = &kcpHarness{}
 )
 
-// conformanceResync is the ResyncPeriod of the providers under test: short, for
-// NoReengageOnResync.
-const conformanceResync = 2 * time.Second
-
 func (h *kcpHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	cfg := providerConfig()
 	cfg.Host = h.host.URL()
-	return kcp.New(cfg, h.slice, kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 30 * time.Second, ResyncPeriod: conformanceResync}, nil)})
+	return kcp.New(cfg, h.slice, kcp.Options{Options: providertest.TestKitOptions(kit.Options{CacheSyncTimeout: 30 * time.Second, ResyncPeriod: mcrproviders.Resync}, nil)})
 }
 
 // StopSource takes every forwarder down: connections to kcp are refused and open ones dropped.
@@ -78,7 +74,7 @@ func (h *kcpHarness) StopSource(context.Context) (func(context.Context) error, e
 	}, nil
 }
 
-func (h *kcpHarness) ResyncPeriod() time.Duration { return conformanceResync }
+func (h *kcpHarness) ResyncPeriod() time.Duration { return mcrproviders.Resync }
 
 // forwardShard puts a forwarder before the shard until the test ends and returns it with the
 // shard's virtual workspace URL through it.

@@ -11,13 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/mcrproviders"
-	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
@@ -58,17 +56,14 @@ func TestConformance(t *testing.T) {
 	// The provider reaches the hub through a forwarder, which SourceOutage takes down and up
 	// again: to the provider, the hub's apiserver restarts. The shared hub itself keeps serving
 	// the package's other tests.
-	hubLink := envtest.StartForwarderForTest(t, fleet.Member("hub"))
-	hubConfig := rest.CopyConfig(fleet.Member("hub").Config())
-	hubConfig.Host = hubLink.URL()
-	const resync = 2 * time.Second
+	hubConfig, hubLink := mcrproviders.LinkHost(t, fleet.Member("hub"))
 
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("m1"), fleet.Member("m2"), fleet.Member("m3")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			opts := testOptions(ns)
 			opts.RetryMaxDelay = time.Second
-			opts.ResyncPeriod = resync
+			opts.ResyncPeriod = mcrproviders.Resync
 			opts.Logger = providerLogs.Logger().WithName("provider")
 			return kubeconfig.New(hubConfig, opts)
 		},
@@ -80,15 +75,9 @@ func TestConformance(t *testing.T) {
 			}
 			return err
 		},
-		ProviderReports: func(ctx context.Context) ([]string, error) {
-			texts, err := conformance.EventTexts(ctx, events, ns)
-			return append(providerLogs.Lines(), texts...), err
-		},
-		SourceOutage: func(context.Context) (func(context.Context) error, error) {
-			hubLink.Down()
-			return func(context.Context) error { return hubLink.Up() }, nil
-		},
-		Resync: resync,
+		ProviderReports: mcrproviders.Reports(providerLogs.Lines, events, ns),
+		SourceOutage:    mcrproviders.Outage(hubLink),
+		Resync:          mcrproviders.Resync,
 		// A metadata-only change: an annotation.
 		Update: func(ctx context.Context, name string) error {
 			s, err := secrets.Get(ctx, name, metav1.GetOptions{})

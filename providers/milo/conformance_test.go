@@ -63,16 +63,12 @@ var (
 	_ conformance.Resyncer         = &miloHarness{}
 )
 
-// conformanceResync is the ResyncPeriod of the providers under test: short, for
-// NoReengageOnResync.
-const conformanceResync = 2 * time.Second
-
 func (h *miloHarness) NewProvider(context.Context) (multicluster.Provider, error) {
 	opts := milo.Options{
 		Mode:               h.mode,
 		Selector:           labels.SelectorFromSet(labels.Set{conformanceLabel: string(h.mode)}),
 		UnreadyGracePeriod: h.grace,
-		Options:            kit.Options{RetryMaxDelay: time.Second, ResyncPeriod: conformanceResync},
+		Options:            kit.Options{RetryMaxDelay: time.Second, ResyncPeriod: mcrproviders.Resync},
 	}
 	if h.mode == milo.ModeProjectControlPlane {
 		// The in-cluster Service of each project does not exist here: the proxy's project
@@ -90,7 +86,7 @@ func (h *miloHarness) StopSource(context.Context) (func(context.Context) error, 
 	return func(context.Context) error { return h.link.Up() }, nil
 }
 
-func (h *miloHarness) ResyncPeriod() time.Duration { return conformanceResync }
+func (h *miloHarness) ResyncPeriod() time.Duration { return mcrproviders.Resync }
 
 func (h *miloHarness) CreateMember(ctx context.Context, name string) (conformance.Member, error) {
 	fm, err := h.fleet.Add(ctx, name)
