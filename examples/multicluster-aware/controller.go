@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -25,15 +24,12 @@ import (
 	mcr "mcr.dev/core"
 	"mcr.dev/core/builder"
 	"mcr.dev/core/fleetstatus"
-	mchandler "mcr.dev/core/handler"
+	"mcr.dev/core/ownership"
 )
 
 const (
 	// finalizer holds a FleetConfigMap in the host until its copies in the members are deleted.
 	finalizer = "examples.mcr.dev/fleet-copies"
-	// copyLabel marks the copies in the members, so that changes to them lead back to their
-	// FleetConfigMap (same namespace and name, in the host).
-	copyLabel = "examples.mcr.dev/fleetconfigmap"
 	// memberTimeout bounds the work on one member in one reconcile: an unreachable member is
 	// reported in the status and retried, and never holds up the others.
 	memberTimeout = 10 * time.Second
@@ -41,10 +37,15 @@ const (
 	retryAfter = 10 * time.Second
 )
 
+// fleetConfigMapKind is the kind of the copies' owners.
+var fleetConfigMapKind = GroupVersion.WithKind("FleetConfigMap").GroupKind()
+
 // snippet:begin aware-wiring
 
-// setup adds the FleetConfigMap controller to mgr.
-func setup(mgr mcr.Manager) error {
+// setup adds the FleetConfigMap controller to mgr. A member that holds copies and leaves the
+// fleet holds up the deletion of their FleetConfigMap for giveUpAfter at most (0: until it is
+// back); copies left behind are deleted by the orphan sweep once it is back.
+func setup(mgr mcr.Manager, giveUpAfter time.Duration) error {
 	// Joining and leaving the fleet changes what a FleetConfigMap must do, although nothing
 	// changed in the host: membership turns into events for the controller.
 	membership := &membershipEvents{events: make(chan event.GenericEvent, 1)}
@@ -64,6 +65,18 @@ func setup(mgr mcr.Manager) error {
 		}
 		return reqs
 	})
+	// The copies are marked with their FleetConfigMap, deleted with it in every member, and
+	// swept when it is gone.
+	copies, err := ownership.NewTracker(mgr, ownership.Options{
+		Projections: []client.ObjectList{&corev1.ConfigMapList{}}, Finalizer: finalizer,
+		ClusterTimeout: memberTimeout, GiveUpAfter: giveUpAfter,
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(copies.Sweeper(fleetConfigMapKind)); err != nil {
+		return err
+	}
 
 	return mcr.NewControllerManagedBy(mgr).
 		Named("fleetconfigmap").
@@ -71,16 +84,11 @@ func setup(mgr mcr.Manager) error {
 		For(&FleetConfigMap{}, builder.WithEngageWithLocalCluster(true), builder.WithEngageWithProviderClusters(false)).
 		// A copy changed or deleted in a member: reconcile its source in the host, which puts
 		// the copy back.
-		Watches(&corev1.ConfigMap{}, mchandler.EnqueueRequestsFromClusterMapFunc(
-			func(_ context.Context, _ mcr.ClusterName, obj client.Object) []mcr.Request {
-				if obj.GetLabels()[copyLabel] != "true" {
-					return nil
-				}
-				return []mcr.Request{hostRequest(obj.GetNamespace(), obj.GetName())}
-			}), builder.WithEngageWithLocalCluster(false)).
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(fleetConfigMapKind), builder.WithEngageWithLocalCluster(false)).
 		WatchesRawSource(source.TypedChannel(membership.events, reconcileAll)).
 		Complete(&Reconciler{
 			Manager: mgr,
+			Copies:  copies,
 			// One aggregator for every FleetConfigMap: it writes a status only when it changed,
 			// at most once a second per object, and reads around the cache after a conflict.
 			Status: fleetstatus.New(host, fleetstatus.Options{APIReader: mgr.GetLocalManager().GetAPIReader()}),
@@ -100,6 +108,8 @@ func hostRequest(namespace, name string) mcr.Request {
 // Reconciler keeps the copies of a FleetConfigMap in every member and reports on them.
 type Reconciler struct {
 	Manager mcr.Manager
+	// Copies tracks the copies: their clusters and the finalizer on the FleetConfigMap.
+	Copies *ownership.Tracker
 	// Status writes the members' results to the FleetConfigMap's status.
 	Status *fleetstatus.Aggregator
 }
@@ -116,28 +126,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result
 	}
 	members := r.members()
 
-	// Deleted in the host: delete the copies, then let the FleetConfigMap go.
+	// Deleted in the host: delete the copies in every member that holds one, then let the
+	// FleetConfigMap go.
 	if !src.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(src, finalizer) {
-			return mcr.Result{}, nil
-		}
-		if err := r.forEachMember(ctx, members, func(ctx context.Context, name mcr.ClusterName, cl cluster.Cluster) error {
-			return deleteCopy(ctx, cl.GetClient(), src)
-		}).err(); err != nil {
-			return mcr.Result{}, err // retried with backoff; the FleetConfigMap stays until every copy is gone
-		}
-		controllerutil.RemoveFinalizer(src, finalizer)
-		return mcr.Result{}, host.Update(ctx, src)
+		return r.Copies.Finalize(ctx, req.ClusterName, src)
 	}
-	if controllerutil.AddFinalizer(src, finalizer) {
-		if err := host.Update(ctx, src); err != nil {
-			return mcr.Result{}, err
-		}
+	// The finalizer and the members about to hold copies, recorded before the copies exist.
+	if err := r.Copies.Track(ctx, req.ClusterName, src, members...); err != nil {
+		return mcr.Result{}, err
+	}
+	owner, err := r.Copies.Owner(ctx, req.ClusterName, src)
+	if err != nil {
+		return mcr.Result{}, err
 	}
 
 	// Spec down: write the copy in every member, all members at once.
 	results := r.forEachMember(ctx, members, func(ctx context.Context, name mcr.ClusterName, cl cluster.Cluster) error {
-		return writeCopy(ctx, cl.GetClient(), src)
+		return writeCopy(ctx, cl.GetClient(), src, owner)
 	})
 
 	// Status up: a condition per member and the summary, written when they change. A member
@@ -198,16 +203,6 @@ func (r *Reconciler) forEachMember(ctx context.Context, members []mcr.ClusterNam
 	return results
 }
 
-func (m memberResults) err() error {
-	var errs []error
-	for name, err := range m {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cluster %q: %w", name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // fleetResults turns the outcome on each member into its Synced condition.
 func (m memberResults) fleetResults() []fleetstatus.Result {
 	out := make([]fleetstatus.Result, 0, len(m))
@@ -227,32 +222,20 @@ func (m memberResults) failing() int {
 	return n
 }
 
-// writeCopy creates or updates the member's copy of src, and its namespace.
-func writeCopy(ctx context.Context, c client.Client, src *FleetConfigMap) error {
+// writeCopy creates or updates the member's copy of src, marked with its owner, and its
+// namespace. A ConfigMap of that name that another owner marked is left alone (an error).
+func writeCopy(ctx context.Context, c client.Client, src *FleetConfigMap, owner ownership.Owner) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src.Namespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", src.Namespace, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: src.Name}}
 	_, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
-		if cm.Labels == nil {
-			cm.Labels = map[string]string{}
-		}
-		cm.Labels[copyLabel] = "true"
 		cm.Data = maps.Clone(src.Spec.Data)
-		return nil
+		return ownership.SetOwner(cm, owner)
 	})
 	if err != nil {
 		return fmt.Errorf("writing ConfigMap %s/%s: %w", src.Namespace, src.Name, err)
-	}
-	return nil
-}
-
-// deleteCopy deletes the member's copy of src; a copy that is gone already is fine.
-func deleteCopy(ctx context.Context, c client.Client, src *FleetConfigMap) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: src.Namespace, Name: src.Name}}
-	if err := c.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting ConfigMap %s/%s: %w", src.Namespace, src.Name, err)
 	}
 	return nil
 }

@@ -54,6 +54,8 @@ func run(ctx context.Context, args []string) error {
 	fleet := fs.String("fleet", "", "kubeconfig files, directories and globs of the member clusters, separated by '"+
 		string(os.PathListSeparator)+"'; every context is a member (default: $KUBECONFIG, else ~/.kube/config)")
 	install := fs.Bool("install-crd", true, "install the FleetConfigMap CRD in the host cluster if it is missing")
+	giveUpAfter := fs.Duration("give-up-after", 0, "how long a member that holds copies and left the fleet holds up "+
+		"the deletion of their FleetConfigMap; 0 waits until it is back")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string) error {
 	if err := addHealthChecks(mgr); err != nil {
 		return err
 	}
-	if err := setup(mgr); err != nil {
+	if err := setup(mgr, *giveUpAfter); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

@@ -62,6 +62,8 @@ func TestMulticlusterAware(t *testing.T) {
 		return run(ctx, []string{
 			"-kubeconfig", kubeconfig, "-fleet", dir + "/",
 			"-metrics-bind-address", "0", "-health-probe-bind-address", "0", "-zap-log-level", "error",
+			// West leaves the fleet holding a copy: give up on it soon, so the source can go.
+			"-give-up-after", "2s",
 		})
 	})
 	// The example installs its CRD; create the source once it is served.
@@ -124,7 +126,8 @@ func TestMulticlusterAware(t *testing.T) {
 	}
 	p.Eventually(t, "status without west", statusIs(host, key, "east.kubeconfig+east"))
 
-	// Deleting the source deletes the copies of the members, then the source.
+	// Deleting the source deletes the copies of the members, then the source; west, gone with
+	// its copy, is given up after -give-up-after.
 	if err := host.Delete(t.Context(), src); err != nil {
 		t.Fatal(err)
 	}
