@@ -74,7 +74,7 @@ type EngineOptions[K comparable] struct {
 	// RunHost makes Start (Members.Start) start Host and end with an error when it stops first: for a host the
 	// provider built itself. A host its owner runs (the manager's own cluster) is not started.
 	//
-	// Defaults to false.
+	// Defaults to true for a host NewHost built, false for any other.
 	RunHost bool
 
 	// NotFoundMeansNotServed makes the access check take a 404 answer for a member that is not
@@ -89,13 +89,16 @@ type EngineOptions[K comparable] struct {
 	// for a provider to forget state of its own about members.
 	Stopped func()
 
-	// Subject names what a key or member is in log messages, e.g. "Cluster" in "Cluster
-	// cannot be engaged".
+	// Subject names what a key or member is in log messages, e.g. "Kind cluster" in "Kind
+	// cluster cannot be engaged".
 	//
-	// Defaults to "Member".
+	// Defaults to "Cluster".
 	Subject string
 
 	// Errors, when not nil, counts every failed attempt by its metric reason (its one label).
+	//
+	// Errors and Broken, when both are nil, default to the metrics RegisterMetrics registered
+	// under Name, if any.
 	Errors *prometheus.CounterVec
 
 	// Broken, when not nil, counts the members with an unresolved problem.
@@ -143,9 +146,23 @@ func newEngine[K comparable](opts EngineOptions[K]) (*Engine[K], error) {
 	if opts.Name == "" || opts.Clusters == nil || opts.Sync == nil {
 		return nil, errors.New("provider kit: EngineOptions needs Name, Clusters and Sync")
 	}
+	if opts.Host == nil {
+		for _, src := range opts.Sources {
+			// A NewForHost given no host: say so now rather than when Start fails.
+			if h, ok := src.(HostObjects[K]); ok && h.Informers == nil {
+				return nil, fmt.Errorf("%s: host cluster is nil", strings.ReplaceAll(opts.Name, "-", " "))
+			}
+		}
+	}
 	opts.Options.SetDefaults(opts.Name)
 	if opts.Subject == "" {
-		opts.Subject = "Member"
+		opts.Subject = "Cluster"
+	}
+	if _, built := opts.Host.(*builtHost); built {
+		opts.RunHost = true
+	}
+	if opts.Errors == nil && opts.Broken == nil {
+		opts.Errors, opts.Broken = registeredMetrics(opts.Name)
 	}
 	e := &Engine[K]{
 		opts:      opts,

@@ -207,7 +207,7 @@ func TestExecPluginsBoundedOnRealAPIServers(t *testing.T) {
 		return nil
 	})
 	for name := range bad {
-		if n := len(logs.All(`"msg"="Member cannot be engaged"`, `"cluster"="`+name+`"`)); n != 1 {
+		if n := len(logs.All(`"msg"="Cluster cannot be engaged"`, `"cluster"="`+name+`"`)); n != 1 {
 			t.Errorf("%s logged %d times, want once: %q", name, n, logs.Lines())
 		}
 	}

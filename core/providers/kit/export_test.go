@@ -81,3 +81,6 @@ func NewBrokenMetric(name, members string) prometheus.Gauge {
 	_, broken := newMetrics(name, members)
 	return broken
 }
+
+// RunsHost reports whether Run starts EngineOptions.Host (EngineOptions.RunHost, set or implied).
+func (e *Engine[K]) RunsHost() bool { return e.opts.RunHost }

@@ -21,7 +21,9 @@ import (
 // NewForHost that shares one the caller runs): own, the provider's settings (scheme, a cache
 // restricted to what it watches), applies first, then the user's extra options (the provider's
 // HostClusterOptions); the host's logger is logger named "host". name is the provider's name,
-// e.g. "clusterapi-provider", for errors. Pass the host as EngineOptions.Host with EngineOptions.RunHost set.
+// e.g. "clusterapi-provider", for errors. Pass the host as EngineOptions.Host: the provider
+// built it, so Start runs it (EngineOptions.RunHost is implied), and a New and a NewForHost can
+// share the rest of their construction.
 func NewHost(name string, cfg *rest.Config, logger logr.Logger, own func(*cluster.Options), extra ...cluster.Option) (cluster.Cluster, error) {
 	prefix := strings.ReplaceAll(name, "-", " ")
 	if cfg == nil {
@@ -37,8 +39,11 @@ func NewHost(name string, cfg *rest.Config, logger logr.Logger, own func(*cluste
 	if err != nil {
 		return nil, redact.Error(fmt.Errorf("%s: creating the host cluster: %w", prefix, err))
 	}
-	return host, nil
+	return &builtHost{host}, nil
 }
+
+// builtHost marks a host NewHost built, which the Engine runs.
+type builtHost struct{ cluster.Cluster }
 
 // CacheNamespaces returns the cache.Options.DefaultNamespaces that hold exactly namespaces, for a
 // provider whose Options.Namespaces restrict what it watches; nil (every namespace) when there

@@ -5,6 +5,7 @@ package kit
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,10 +21,30 @@ import (
 // process, in a package-level var of the provider:
 //
 //	var Errors, BrokenClusters = kit.RegisterMetrics(providerName, "clusters") //nolint:revive // one call, two metrics
+//
+// An Engine of that name reports to them unless its EngineOptions name others.
 func RegisterMetrics(name, members string) (*prometheus.CounterVec, prometheus.Gauge) {
 	errs, broken := newMetrics(name, members)
 	ctrlmetrics.Registry.MustRegister(errs, broken)
+	registered.Store(name, engineMetrics{errs, broken})
 	return errs, broken
+}
+
+// registered holds the engineMetrics RegisterMetrics registered, by provider name.
+var registered sync.Map
+
+type engineMetrics struct {
+	errors *prometheus.CounterVec
+	broken prometheus.Gauge
+}
+
+// registeredMetrics returns the metrics RegisterMetrics registered under name, nil when none.
+func registeredMetrics(name string) (*prometheus.CounterVec, prometheus.Gauge) {
+	m, ok := registered.Load(name)
+	if !ok {
+		return nil, nil
+	}
+	return m.(engineMetrics).errors, m.(engineMetrics).broken
 }
 
 // newMetrics returns the metrics of RegisterMetrics without registering them.

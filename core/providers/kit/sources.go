@@ -39,7 +39,7 @@ type Source[K comparable] interface {
 type HostObjects[K comparable] struct {
 	// Informers is the host's cache, e.g. host.GetCache().
 	//
-	// Required.
+	// Defaults to the cache of EngineOptions.Host; the Engine cannot be built without either.
 	Informers cache.Informers
 
 	// Watches are the kinds to watch, each with how its objects map to keys.
@@ -81,6 +81,9 @@ type Watch[K comparable] struct {
 // Start adds an event handler for each watch to the informers and waits, at most
 // Options.CacheSyncTimeout in all, until each has seen every existing object.
 func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), err error) {
+	if h.Informers == nil && e.opts.Host != nil {
+		h.Informers = e.opts.Host.GetCache()
+	}
 	if h.Informers == nil {
 		return nil, e.errorf("HostObjects has no Informers")
 	}
