@@ -6,9 +6,8 @@ package clusterapi_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"log"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,29 +23,17 @@ func Example() {
 	management := mcr.GetConfigOrDie() // the Cluster API management cluster
 	provider, err := clusterapi.New(management, clusterapi.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(management, provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is "<namespace>/<name>" of the Cluster object.
-			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName is
+	// "<namespace>/<name>" of its Cluster object; ClusterKey turns it back into the Cluster's key,
+	// to read the Cluster from the management cluster (mgr.GetLocalManager().GetClient()).
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -63,8 +50,7 @@ func Example_options() {
 		IsReady: clusterapi.ControlPlaneAvailable,
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }
@@ -73,8 +59,7 @@ func Example_options() {
 func Example_v1beta1() {
 	provider, err := clusterapi.New(mcr.GetConfigOrDie(), clusterapi.Options{APIVersion: clusterapi.V1Beta1})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }

@@ -4,7 +4,6 @@
 package clusterapi
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -66,7 +65,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(o, host, true)
+	return newProvider(o, host)
 }
 
 // NewForHost returns a provider that reads Clusters and Secrets through host's cache, for
@@ -77,33 +76,21 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 // with its data; restrict it with the owner's cache options (ByObject for Secrets, label
 // cluster.x-k8s.io/cluster-name) to what the provider needs.
 func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
-	if host == nil {
-		return nil, errors.New("clusterapi provider: host cluster is nil")
-	}
-	return newProvider(opts.withDefaults(), host, false)
+	return newProvider(opts.withDefaults(), host)
 }
 
 // newProvider builds the provider and its engine on host from o, with its defaults applied.
-func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
+func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	if err := o.APIVersion.validate(); err != nil {
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}
 	p := &Provider{opts: o, host: host}
-	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[types.NamespacedName]{p.source()},
-		Host:    host,
-		RunHost: ownHost,
-		Subject: "Cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	var err error
+	p.engine, err = p.Init(kit.EngineOptions[types.NamespacedName]{Name: providerName, Options: o.Options, Host: host,
+		Sync: p.sync, Sources: []kit.Source[types.NamespacedName]{p.source()}})
 	if err != nil {
 		return nil, err
 	}
-	p.engine = engine
 	return p, nil
 }
 
@@ -129,7 +116,6 @@ func (p *Provider) source() kit.Source[types.NamespacedName] {
 	informerHint := crdHint + ", and the type in the host's scheme?"
 	syncHint := crdHint + ", and does the provider have list and watch permission?"
 	return kit.HostObjects[types.NamespacedName]{
-		Informers: p.host.GetCache(),
 		Watches: []kit.Watch[types.NamespacedName]{{
 			Object: p.opts.APIVersion.newObject(),
 			Keys: func(o client.Object) []types.NamespacedName {

@@ -4,14 +4,13 @@
 package clusterprofile_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
@@ -28,41 +27,23 @@ func Example() {
 	flag.Parse()
 	providers, err := loadProviders()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 
 	hub := mcr.GetConfigOrDie() // the cluster that holds the ClusterProfiles
 	provider, err := clusterprofile.New(hub, clusterprofile.Options{AccessProviders: providers})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(hub, provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is "<namespace>/<name>" of the ClusterProfile; its KEP-2149
-			// identity says which cluster of which ClusterSet it is.
-			id, err := provider.Identity(req.ClusterName)
-			if err != nil {
-				return mcr.Result{}, err
-			}
-			mcr.LoggerFrom(ctx).Info("Reconciling", "clusterID", id.ClusterID, "clusterSet", id.ClusterSet, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName is
+	// "<namespace>/<name>" of its ClusterProfile, whose KEP-2149 identity
+	// (provider.Identity(req.ClusterName)) says which cluster of which ClusterSet it is.
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -72,8 +53,7 @@ func Example() {
 func Example_options() {
 	providers, err := clusterprofile.LoadProviderFile("/etc/mcr/clusterprofile-provider-file.json")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	provider, err := clusterprofile.New(mcr.GetConfigOrDie(), clusterprofile.Options{
 		AccessProviders:    providers,
@@ -84,8 +64,7 @@ func Example_options() {
 		UnreadyGracePeriod: 5 * time.Minute,
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }

@@ -121,7 +121,6 @@ func profileRefs(pd *v1alpha1.PlacementDecision) []types.NamespacedName {
 // reported.
 func (p *Provider) placementSource() kit.Source[types.NamespacedName] {
 	return placementSource{p: p, objects: kit.HostObjects[types.NamespacedName]{
-		Informers: p.host.GetCache(),
 		Watches: []kit.Watch[types.NamespacedName]{{
 			Object: &v1alpha1.PlacementDecision{},
 			Keys: func(o client.Object) []types.NamespacedName {

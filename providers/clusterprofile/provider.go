@@ -101,7 +101,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(o, host, true)
+	return newProvider(o, host)
 }
 
 // NewForHost returns a provider that reads ClusterProfiles (and, with the Secret strategy,
@@ -119,13 +119,10 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 // (DefaultNamespaces, and ByObject for Secrets with the label
 // x-k8s.io/cluster-inventory-consumer=<ConsumerName>) to what the provider needs.
 func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
-	if host == nil {
-		return nil, errors.New("clusterprofile provider: host cluster is nil")
-	}
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("clusterprofile provider: %w", err)
 	}
-	p, err := newProvider(opts.withDefaults(), host, false)
+	p, err := newProvider(opts.withDefaults(), host)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +134,7 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 
 // newProvider builds the provider and its engine on host from o, validated and with its
 // defaults applied: the part New and NewForHost share.
-func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
+func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	if o.AccessProviders != nil {
 		o.AccessProviders = copyProviderConfig(o.AccessProviders)
 	}
@@ -155,22 +152,12 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 		// The slices first, so that the profiles' first syncs see where they are placed.
 		sync, sources = p.syncPlaced, append([]kit.Source[types.NamespacedName]{p.placementSource()}, sources...)
 	}
-	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    sync,
-		Sources: sources,
-		Host:    host,
-		RunHost: ownHost,
-		Stopped: p.forgetProfiles,
-		Subject: "Cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	var err error
+	p.engine, err = p.Init(kit.EngineOptions[types.NamespacedName]{Name: providerName, Options: o.Options, Host: host,
+		Sync: sync, Sources: sources, Stopped: p.forgetProfiles})
 	if err != nil {
 		return nil, err
 	}
-	p.engine = engine
 	return p, nil
 }
 
@@ -239,5 +226,5 @@ func (p *Provider) source() kit.Source[types.NamespacedName] {
 			SyncHint:     syncHint,
 		})
 	}
-	return kit.HostObjects[types.NamespacedName]{Informers: p.host.GetCache(), Watches: watches}
+	return kit.HostObjects[types.NamespacedName]{Watches: watches}
 }

@@ -4,12 +4,9 @@
 package file_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-
-	corev1 "k8s.io/api/core/v1"
+	"log"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/providers/kit"
@@ -21,29 +18,16 @@ import (
 func Example() {
 	provider, err := file.New(file.Options{Dirs: []string{"/etc/mcr/fleet"}})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(mcr.GetConfigOrDie(), provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is e.g. "east.kubeconfig+east".
-			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName
+	// names the file and context, e.g. "east.kubeconfig+east" (see Provider.ClusterName).
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 

@@ -75,15 +75,8 @@ func New(opts Options) (*Provider, error) {
 		reported: map[string]string{},
 	}
 	p.desired.Equal = sameCredentials
-	p.engine, err = p.Init(kit.EngineOptions[multicluster.ClusterName]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[multicluster.ClusterName]{fileSource{p}},
-		Subject: "Cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	p.engine, err = p.Init(kit.EngineOptions[multicluster.ClusterName]{Name: providerName, Options: o.Options,
+		Sync: p.sync, Sources: []kit.Source[multicluster.ClusterName]{fileSource{p}}})
 	if err != nil {
 		return nil, err
 	}

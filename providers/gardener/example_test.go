@@ -6,7 +6,7 @@ package gardener_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"log"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -37,29 +37,16 @@ func Example() {
 		Namespaces: []string{"garden-dev"}, // the project namespaces to serve
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(garden, provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is "<project namespace>/<shoot>", e.g. "garden-dev/my-shoot".
-			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName is
+	// "<project namespace>/<shoot>", e.g. "garden-dev/my-shoot"; ClusterKey gives the Shoot's key.
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -68,8 +55,7 @@ func Example() {
 func Example_seed() {
 	provider, err := gardener.New(mcr.GetConfigOrDie(), gardener.Options{Topology: gardener.TopologySeed})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }
@@ -81,8 +67,7 @@ func ExampleNewForHost() {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			log.Fatal(err)
 		}
 	}
 	local, err := manager.New(mcr.GetConfigOrDie(), manager.Options{
@@ -92,18 +77,15 @@ func ExampleNewForHost() {
 		}},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	provider, err := gardener.NewForHost(local, gardener.Options{Topology: gardener.TopologySeed})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcmanager.WithMultiCluster(local, provider)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = mgr // add controllers, then mgr.Start; mgr.GetLocalManager() is local
 }
@@ -125,8 +107,7 @@ func Example_options() {
 		},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }

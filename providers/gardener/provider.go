@@ -91,7 +91,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(o, host, true)
+	return newProvider(o, host)
 }
 
 // NewForHost returns a provider that watches the garden or seed cluster through host, a cluster
@@ -110,22 +110,23 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 // metadata.name=gardener) to what the provider needs; in the garden, it may hold namespaces
 // beyond Options.Namespaces, whose Shoots the provider ignores.
 func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
-	if host == nil {
-		return nil, errors.New("gardener provider: host cluster is nil")
-	}
 	o := opts.withDefaults()
-	if err := checkHostScheme(host.GetScheme(), o.Topology); err != nil {
-		return nil, err
-	}
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("gardener provider: %w", err)
 	}
-	return newProvider(o, host, false)
+	p, err := newProvider(o, host)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHostScheme(host.GetScheme(), o.Topology); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // newProvider builds the provider and its engine on host from o, validated and with its
 // defaults applied.
-func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
+func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	p := &Provider{
 		opts:  o,
 		host:  host,
@@ -137,21 +138,12 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 	if o.Topology == TopologySeed {
 		syncKey = p.syncSeedCluster
 	}
-	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
-		Name:    providerName,
-		Options: shared,
-		Sync:    syncKey,
-		Sources: []kit.Source[types.NamespacedName]{p.source()},
-		Host:    host,
-		RunHost: ownHost,
-		Subject: "Cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	var err error
+	p.engine, err = p.Init(kit.EngineOptions[types.NamespacedName]{Name: providerName, Options: shared, Host: host,
+		Sync: syncKey, Sources: []kit.Source[types.NamespacedName]{p.source()}})
 	if err != nil {
 		return nil, err
 	}
-	p.engine = engine
 	return p, nil
 }
 
@@ -252,7 +244,7 @@ func (p *Provider) source() kit.Source[types.NamespacedName] {
 			SyncHint:     secretHint,
 		}}
 	}
-	return kit.HostObjects[types.NamespacedName]{Informers: p.host.GetCache(), Watches: watches}
+	return kit.HostObjects[types.NamespacedName]{Watches: watches}
 }
 
 // inNamespaces reports whether Options.Namespaces selects the garden namespace ns.

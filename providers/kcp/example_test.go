@@ -6,7 +6,7 @@ package kcp_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"log"
 	"slices"
 	"strings"
 
@@ -37,29 +37,16 @@ func Example() {
 	cfg := mcr.GetConfigOrDie() // e.g. https://kcp.example.com/clusters/root:widgets-provider
 	provider, err := kcp.New(cfg, "widgets", kcp.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(cfg, provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}). // a resource the APIExport claims
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is the logical cluster name (kcp.io/cluster).
-			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core), for resources the APIExport
+	// claims. A request's ClusterName is the logical cluster's name (kcp.io/cluster).
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -70,8 +57,7 @@ func Example_options() {
 		IsReady: func(context.Context, client.Object) bool { return true },
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	// Once the manager runs the provider:
 	if cl, err := provider.GetByPath(context.Background(), logicalcluster.NewPath("root:org:team")); err == nil {
@@ -157,8 +143,7 @@ func ExampleHandler() {
 		Handlers: []kcp.Handler{events},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 	go func() {
@@ -177,32 +162,27 @@ func ExampleNewInitializing() {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			log.Fatal(err)
 		}
 	}
 	// The initializer is named after the logical cluster of the type's workspace.
 	host, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	wt := &tenancyv1alpha1.WorkspaceType{}
 	if err := host.Get(context.Background(), client.ObjectKey{Name: "tenant"}, wt); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	initializer := initialization.InitializerForType(wt)
 
 	provider, err := kcp.NewInitializing(cfg, "tenant", kcp.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(cfg, provider, mcr.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	err = mcr.NewControllerManagedBy(mgr).
 		Named("tenant-initializer").
@@ -229,12 +209,10 @@ func ExampleNewInitializing() {
 			return mcr.Result{}, c.Status().Patch(ctx, lc, patch)
 		}))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 

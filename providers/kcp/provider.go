@@ -152,18 +152,8 @@ func newProvider(cfg *rest.Config, name string, opts Options, vw virtualWorkspac
 		engaged:     map[multicluster.ClusterName]*logicalCluster{},
 		fleet:       fleetreads.New(o.Logger, o.CacheSyncTimeout),
 	}
-	p.engine, err = p.Init(kit.EngineOptions[key]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[key]{endpointObjectSource{p}},
-		Keys:    p.endpointKeys,
-		Host:    hostCluster,
-		RunHost: true,
-		Subject: "Logical cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	p.engine, err = p.Init(kit.EngineOptions[key]{Name: providerName, Options: o.Options, Host: hostCluster,
+		Sync: p.sync, Sources: []kit.Source[key]{endpointObjectSource{p}}, Keys: p.endpointKeys, Subject: "Logical cluster"})
 	if err != nil {
 		return nil, err
 	}

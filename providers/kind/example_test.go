@@ -4,11 +4,8 @@
 package kind_test
 
 import (
-	"context"
 	"fmt"
-	"os"
-
-	corev1 "k8s.io/api/core/v1"
+	"log"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/providers/kind"
@@ -22,24 +19,12 @@ func Example() {
 	provider := kind.New(kind.Options{Prefix: "fleet-"})
 	mgr, err := mcr.NewManager(mcr.GetConfigOrDie(), provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is the kind cluster's name, e.g. "fleet-a".
-			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName is
+	// the kind cluster's name, e.g. "fleet-a".
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 

@@ -34,15 +34,8 @@ func New(opts Options) *Provider {
 	o := opts.withDefaults()
 	p := &Provider{opts: o, kind: newKindCalls(o.KindOptions, o.CommandTimeout, concurrentReads)}
 	// NewEngine fails only without Name, Clusters or Sync, which are all given.
-	p.engine, _ = p.Init(kit.EngineOptions[multicluster.ClusterName]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[multicluster.ClusterName]{kindSource{p}},
-		Subject: "Kind cluster",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	p.engine, _ = p.Init(kit.EngineOptions[multicluster.ClusterName]{Name: providerName, Options: o.Options,
+		Sync: p.sync, Sources: []kit.Source[multicluster.ClusterName]{kindSource{p}}, Subject: "Kind cluster"})
 	return p
 }
 

@@ -4,7 +4,7 @@
 package kubeconfig_test
 
 import (
-	"os"
+	"log"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -20,19 +20,19 @@ func Example() {
 	ctx := ctrl.SetupSignalHandler()
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	provider, err := kubeconfig.New(cfg, kubeconfig.Options{})
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{})
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	// ... add controllers with mcbuilder.ControllerManagedBy(mgr) ...
 	if err := mgr.Start(ctx); err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -43,7 +43,7 @@ func Example() {
 func ExampleNew_options() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	provider, err := kubeconfig.New(cfg, kubeconfig.Options{
 		AllNamespaces: true,
@@ -52,7 +52,7 @@ func ExampleNew_options() {
 		Options:       kit.Options{Policy: corekubeconfig.Policy{AllowExec: true}},
 	})
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // pass to mcmanager.New
 }
@@ -62,19 +62,19 @@ func ExampleNew_options() {
 func ExampleNewForHost() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	local, err := ctrl.NewManager(cfg, ctrl.Options{})
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	provider, err := kubeconfig.NewForHost(local, kubeconfig.Options{})
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcmanager.WithMultiCluster(local, provider)
 	if err != nil {
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = mgr // add controllers, then mgr.Start(ctx)
 }

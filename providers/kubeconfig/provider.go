@@ -4,7 +4,6 @@
 package kubeconfig
 
 import (
-	"errors"
 	"slices"
 	"sync"
 
@@ -62,7 +61,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(o, host, true)
+	return newProvider(o, host)
 }
 
 // NewForHost returns a provider that reads Secrets through host's cache, for example the
@@ -73,14 +72,11 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 // Secrets cluster-wide; restrict it with the manager's cache options (ByObject for Secrets) to
 // what Options select.
 func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
-	if host == nil {
-		return nil, errors.New("kubeconfig provider: host cluster is nil")
-	}
-	return newProvider(opts.withDefaults(), host, false)
+	return newProvider(opts.withDefaults(), host)
 }
 
 // newProvider builds the provider and its engine on host from o, with its defaults applied.
-func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
+func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	p := &Provider{
 		opts:     o,
 		host:     host,
@@ -88,23 +84,14 @@ func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, erro
 		secrets:  map[types.NamespacedName]*secretState{},
 		owners:   map[multicluster.ClusterName]types.NamespacedName{},
 	}
-	engine, err := p.Init(kit.EngineOptions[types.NamespacedName]{
-		Name:    providerName,
-		Options: o.Options,
-		Sync:    p.sync,
-		Sources: []kit.Source[types.NamespacedName]{p.source()},
-		Keys:    p.secretKeys,
-		Host:    host,
-		RunHost: ownHost,
-		Subject: "Kubeconfig Secret",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
-	})
+	const subject = "Kubeconfig Secret"
+	var err error
+	p.engine, err = p.Init(kit.EngineOptions[types.NamespacedName]{Name: providerName, Options: o.Options, Host: host,
+		Sync: p.sync, Sources: []kit.Source[types.NamespacedName]{p.source()}, Keys: p.secretKeys, Subject: subject})
 	if err != nil {
 		return nil, err
 	}
-	p.engine = engine
-	p.names = kit.Problems{Subject: "Kubeconfig Secret", Errors: Errors, Record: engine.Record}
+	p.names = kit.Problems{Subject: subject, Errors: Errors, Record: p.engine.Record}
 	return p, nil
 }
 
@@ -117,7 +104,6 @@ func selector(o Options) labels.Selector {
 // Secret that loses its label is synced (and disengaged).
 func (p *Provider) source() kit.Source[types.NamespacedName] {
 	return kit.HostObjects[types.NamespacedName]{
-		Informers: p.host.GetCache(),
 		Watches: []kit.Watch[types.NamespacedName]{{
 			Object: &corev1.Secret{},
 			Kind:   "Secrets",

@@ -4,13 +4,11 @@
 package milo_test
 
 import (
-	"context"
 	"fmt"
+	"log"
 	"net/url"
-	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	mcr "mcr.dev/core"
@@ -24,29 +22,16 @@ func Example() {
 	miloAPI := mcr.GetConfigOrDie() // the Milo apiserver
 	provider, err := milo.New(miloAPI, milo.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	mgr, err := mcr.NewManager(miloAPI, provider, mcr.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	err = mcr.NewControllerManagedBy(mgr).
-		Named("configmaps").
-		For(&corev1.ConfigMap{}).
-		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
-			// req.ClusterName is the project's name.
-			mcr.LoggerFrom(ctx).Info("Reconciling", "project", req.ClusterName, "configmap", req.NamespacedName)
-			return mcr.Result{}, nil
-		}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName is
+	// the project's name.
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 }
 
@@ -60,8 +45,7 @@ func Example_projectControlPlane() {
 		UnreadyGracePeriod: 2 * time.Minute,
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
 	_ = provider // hand it to mcr.NewManager
 }

@@ -83,7 +83,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newProvider(o, host, true)
+	return newProvider(o, host)
 }
 
 // NewForHost returns a provider that reads Projects or ProjectControlPlanes through host's cache,
@@ -99,31 +99,22 @@ func NewForHost(host cluster.Cluster, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("milo provider: %w", err)
 	}
-	return newProvider(o, host, false)
+	return newProvider(o, host)
 }
 
 // newProvider builds the provider and its engine from defaulted options.
-func newProvider(o Options, host cluster.Cluster, ownHost bool) (*Provider, error) {
+func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	p := &Provider{opts: o, host: host, unreadySince: map[string]time.Time{}}
 	shared := o.Options
 	shared.Logger = o.Logger.WithValues("mode", string(o.Mode))
-	engine, err := p.Init(kit.EngineOptions[string]{
-		Name:    providerName,
-		Options: shared,
-		Sync:    p.sync,
-		Sources: []kit.Source[string]{p.source()},
-		Host:    host,
-		RunHost: ownHost,
-		Subject: "Project",
-		Errors:  Errors,
-		Broken:  BrokenClusters,
+	var err error
+	p.engine, err = p.Init(kit.EngineOptions[string]{Name: providerName, Options: shared, Host: host,
+		Sync: p.sync, Sources: []kit.Source[string]{p.source()}, Subject: "Project",
 		// Control planes are paths of one front door: a 404 means the project is not served.
-		NotFoundMeansNotServed: true,
-	})
+		NotFoundMeansNotServed: true})
 	if err != nil {
 		return nil, err
 	}
-	p.engine = engine
 	return p, nil
 }
 
@@ -133,7 +124,6 @@ func (p *Provider) Mode() Mode { return p.opts.Mode }
 // source watches the host's informer of the Mode's type; a project's key is its name.
 func (p *Provider) source() kit.Source[string] {
 	return kit.HostObjects[string]{
-		Informers: p.host.GetCache(),
 		Watches: []kit.Watch[string]{{
 			Object:       p.opts.Mode.newObject(),
 			Kind:         p.opts.Mode.kind(),

@@ -69,6 +69,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"mcr.dev/core/providers/providertest"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authenticationv1alpha1 "github.com/gardener/gardener/pkg/apis/authentication/v1alpha1"
@@ -318,38 +320,27 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (authenticat
 	if !ok || token == "" {
 		return authenticationv1.UserInfo{}, apierrors.NewUnauthorized("Unauthorized")
 	}
-	review, err := s.admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token},
-	}, metav1.CreateOptions{})
+	user, authenticated, err := providertest.ReviewToken(ctx, s.admin, token)
 	if err != nil {
 		return authenticationv1.UserInfo{}, apierrors.NewInternalError(fmt.Errorf("reviewing the token: %w", err))
 	}
-	if !review.Status.Authenticated {
+	if !authenticated {
 		return authenticationv1.UserInfo{}, apierrors.NewUnauthorized("Unauthorized")
 	}
-	return review.Status.User, nil
+	return user, nil
 }
 
 // authorize asks the garden apiserver whether user may create shoots/adminkubeconfig of the
 // Shoot.
 func (s *Server) authorize(ctx context.Context, user authenticationv1.UserInfo, namespace, name string) error {
-	extra := map[string]authorizationv1.ExtraValue{}
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	review, err := s.admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-		Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: namespace, Verb: "create", Group: shootsResource.Group, Version: gardencorev1beta1.SchemeGroupVersion.Version,
-				Resource: shootsResource.Resource, Subresource: "adminkubeconfig", Name: name,
-			},
-		},
-	}, metav1.CreateOptions{})
+	allowed, err := providertest.ReviewAccess(ctx, s.admin, user, authorizationv1.ResourceAttributes{
+		Namespace: namespace, Verb: "create", Group: shootsResource.Group, Version: gardencorev1beta1.SchemeGroupVersion.Version,
+		Resource: shootsResource.Resource, Subresource: "adminkubeconfig", Name: name,
+	})
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("reviewing access: %w", err))
 	}
-	if !review.Status.Allowed {
+	if !allowed {
 		return apierrors.NewForbidden(schema.GroupResource{Group: shootsResource.Group, Resource: "shoots/adminkubeconfig"}, name,
 			errors.New(forbiddenReason(user.Username, namespace)))
 	}

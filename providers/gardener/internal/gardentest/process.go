@@ -14,17 +14,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"mcr.dev/core/providers/providertest"
 )
 
 // process is one etcd, kube-apiserver or gardener-apiserver of the garden.
 type process struct {
 	name string
 	cmd  *exec.Cmd
-	out  *tail
+	out  *providertest.OutputTail
 	done chan struct{} // closed once the process has exited
 	err  error         // exit status, once done is closed
 }
@@ -32,7 +32,7 @@ type process struct {
 // start runs path with args; its output goes to out, prefixed with "[name] ", and its last lines
 // are kept for errors.
 func start(name, path string, args []string, out io.Writer) (*process, error) {
-	t := &tail{prefix: "[" + name + "] ", out: out}
+	t := &providertest.OutputTail{Prefix: "[" + name + "] ", Out: out}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = t, t
 	// The kernel kills the server when the test binary dies without stopping it.
@@ -135,45 +135,4 @@ func replaceFile(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// tailLines is how many lines of a process's output errors quote.
-const tailLines = 40
-
-// tail passes output on, line by line, and keeps the last lines.
-type tail struct {
-	prefix string
-	out    io.Writer
-
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.partial = append(t.partial, b...)
-	for {
-		i := bytes.IndexByte(t.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(t.partial[:i])
-		t.partial = t.partial[i+1:]
-		if t.out != nil {
-			_, _ = io.WriteString(t.out, t.prefix+line+"\n")
-		}
-		t.lines = append(t.lines, line)
-		if len(t.lines) > tailLines {
-			t.lines = t.lines[len(t.lines)-tailLines:]
-		}
-	}
-	return len(b), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
 }

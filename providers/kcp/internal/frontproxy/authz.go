@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"mcr.dev/core/providers/providertest"
 )
 
 // Authorization makes a shard authenticate and authorize callers as kcp authorizes access to an
@@ -73,35 +75,20 @@ func (a *authorizer) authorize(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (a *authorizer) user(ctx context.Context, token string) (authenticationv1.UserInfo, error) {
-	review, err := a.cs.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token},
-	}, metav1.CreateOptions{})
+	user, authenticated, err := providertest.ReviewToken(ctx, a.cs, token)
 	if err != nil {
 		return authenticationv1.UserInfo{}, err
 	}
-	if !review.Status.Authenticated {
+	if !authenticated {
 		return authenticationv1.UserInfo{}, fmt.Errorf("not authenticated")
 	}
-	return review.Status.User, nil
+	return user, nil
 }
 
 func (a *authorizer) allowed(ctx context.Context, user authenticationv1.UserInfo, verb string) (bool, error) {
-	extra := map[string]authorizationv1.ExtraValue{}
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	review, err := a.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-		Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Group: "apis.kcp.io", Resource: "apiexports", Subresource: "content", Name: a.export, Verb: verb,
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return false, err
-	}
-	return review.Status.Allowed, nil
+	return providertest.ReviewAccess(ctx, a.cs, user, authorizationv1.ResourceAttributes{
+		Group: "apis.kcp.io", Resource: "apiexports", Subresource: "content", Name: a.export, Verb: verb,
+	})
 }
 
 // requestVerb returns the Kubernetes verb of a request; kcp checks the same verb on

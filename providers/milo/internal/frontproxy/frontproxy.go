@@ -64,10 +64,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"mcr.dev/core/providers/providertest"
 )
 
 // ProjectsPath is the path under which the project control planes are served; a project's
@@ -146,12 +147,11 @@ func Start(opts Options) (*Proxy, error) {
 		routes: map[string]*route{},
 		tokens: map[[sha256.Size]byte]time.Time{},
 		review: func(ctx context.Context, token string) error {
-			tr, err := reviews.AuthenticationV1().TokenReviews().Create(ctx,
-				&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+			_, authenticated, err := providertest.ReviewToken(ctx, reviews, token)
 			if err != nil {
 				return fmt.Errorf("reviewing the token: %w", err)
 			}
-			if !tr.Status.Authenticated {
+			if !authenticated {
 				return errUnauthenticated
 			}
 			return nil

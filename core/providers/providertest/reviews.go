@@ -1,0 +1,47 @@
+// Copyright 2026 The mcr Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package providertest
+
+import (
+	"context"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The front proxies of providers' tests (the stand-ins of a Gardener, kcp or Milo front door)
+// act for their callers as the real ones do: they ask an apiserver who a bearer token belongs to
+// and whether that user may make the request.
+
+// ReviewToken asks cs, with a TokenReview, who token belongs to; authenticated is false when the
+// apiserver does not accept the token.
+func ReviewToken(ctx context.Context, cs kubernetes.Interface, token string) (user authenticationv1.UserInfo, authenticated bool, err error) {
+	review, err := cs.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: token},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return authenticationv1.UserInfo{}, false, err
+	}
+	return review.Status.User, review.Status.Authenticated, nil
+}
+
+// ReviewAccess asks cs, with a SubjectAccessReview, whether user may do what attrs describe.
+func ReviewAccess(ctx context.Context, cs kubernetes.Interface, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error) {
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
+			ResourceAttributes: &attrs,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return review.Status.Allowed, nil
+}
