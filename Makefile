@@ -239,11 +239,11 @@ lint-hack-tools: $(GOLANGCI_LINT)
 	@echo "lint: hack/benchplot"
 	@cd $(ROOT)/hack/benchplot && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 
-# Sizes `make bench-scale` engages (any of 10 100 300 1000), how often it runs each (the plots
+# Sizes `make bench-scale` engages (any of 10 100 300 1000 10000), how often it runs each (the plots
 # take the median) and the file its output goes to; `make bench-plots` draws the PNGs of
 # docs/benchmarks/ from that file.
 SCALE_N ?= 10 100 300 1000
-# Variants it runs each size in: REST mappers of each cluster's own, or shared per apiserver.
+# Variants it runs each size in: REST mappers of each cluster's own, or shared per apiserver (mcr's default).
 SCALE_MAPPERS ?= own shared
 SCALE_COUNT ?= 1
 SCALE_OUT ?= $(ROOT)/docs/benchmarks/scale.txt
@@ -253,6 +253,16 @@ bench-scale: envtest ## Run BenchmarkScale (core/internal/scale) for SCALE_N clu
 	@mkdir -p $(dir $(SCALE_OUT))
 	cd $(ROOT)/core && nice -n 19 go test -run '^$$' -bench 'BenchmarkScale/mappers=($(shell echo $(SCALE_MAPPERS) | tr ' ' '|'))/N=($(shell echo $(SCALE_N) | tr ' ' '|'))$$' \
 		-benchtime 1x -count $(SCALE_COUNT) -timeout 3h ./internal/scale | tee $(SCALE_OUT)
+
+# Sizes `make bench-rotation` rotates (any of 100 1000), and the file its output goes to.
+ROTATION_N ?= 100 1000
+ROTATION_OUT ?= $(ROOT)/docs/benchmarks/rotation.txt
+
+.PHONY: bench-rotation
+bench-rotation: envtest ## Run BenchmarkRotation (core/internal/scale): ROTATION_N members each given a new token, re-engaged and refreshed in place (about 5 min), into ROTATION_OUT.
+	@mkdir -p $(dir $(ROTATION_OUT))
+	cd $(ROOT)/core && nice -n 19 go test -run '^$$' -bench 'BenchmarkRotation/refresh=(engage|inplace)/N=($(shell echo $(ROTATION_N) | tr ' ' '|'))$$' \
+		-benchtime 1x -timeout 2h ./internal/scale | tee $(ROTATION_OUT)
 
 .PHONY: bench-plots
 bench-plots: ## Draw the scale plots (docs/benchmarks/scale-*.png) from SCALE_OUT with hack/benchplot.

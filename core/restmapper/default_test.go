@@ -18,13 +18,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
+	"mcr.dev/core/internal/credswap"
 	"mcr.dev/core/restmapper"
 )
 
 // TestDefaultsShareMappersPerEndpoint: clusters built under the zero clusters.Defaults, as the
 // provider kit builds every member, share a mapper per endpoint when they authenticate with
-// tokens, keep different client certificates apart, and keep their own with OwnRESTMappers or
-// a provider's Own option.
+// tokens (refreshed in place or not), keep different client certificates apart, and keep their
+// own with OwnRESTMappers or a provider's Own option.
 func TestDefaultsShareMappersPerEndpoint(t *testing.T) {
 	a := fleet.Member("a")
 	build := func(cfg *rest.Config, d clusters.Defaults, more ...cluster.Option) cluster.Cluster {
@@ -52,6 +53,24 @@ func TestDefaultsShareMappersPerEndpoint(t *testing.T) {
 		t.Error("clusters of two apiservers share a mapper")
 	}
 
+	// The kit's config for a member whose credentials it refreshes in place: a Transport of
+	// its own, which says what endpoint it reaches.
+	inPlace := func(cfg *rest.Config) *rest.Config {
+		t.Helper()
+		swappable, _, err := credswap.Config(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return swappable
+	}
+	refreshed := build(inPlace(tenantTwo), clusters.Defaults{})
+	if !restmapper.SameMapper(one.GetRESTMapper(), refreshed.GetRESTMapper()) {
+		t.Error("a member whose token is refreshed in place does not share the endpoint's mapper")
+	}
+	if m, err := refreshed.GetRESTMapper().RESTMapping(deployments.GroupKind(), deployments.Version); err != nil || m.Resource.Resource != "deployments" {
+		t.Errorf("mapping Deployment through the mapper of a member refreshed in place: %v, %v", m, err)
+	}
+
 	adminOne := build(admin, clusters.Defaults{})
 	adminTwo := build(a.Config(), clusters.Defaults{})
 	if !restmapper.SameMapper(adminOne.GetRESTMapper(), adminTwo.GetRESTMapper()) {
@@ -59,6 +78,12 @@ func TestDefaultsShareMappersPerEndpoint(t *testing.T) {
 	}
 	if byCert := build(otherCert, clusters.Defaults{}); restmapper.SameMapper(adminOne.GetRESTMapper(), byCert.GetRESTMapper()) {
 		t.Error("clusters with different client certificates share a mapper by default")
+	}
+	if !restmapper.SameMapper(adminOne.GetRESTMapper(), build(inPlace(a.Config()), clusters.Defaults{}).GetRESTMapper()) {
+		t.Error("a member whose certificate is refreshed in place does not share the mapper of its certificate")
+	}
+	if restmapper.SameMapper(adminOne.GetRESTMapper(), build(inPlace(otherCert), clusters.Defaults{}).GetRESTMapper()) {
+		t.Error("a member refreshed in place shares the mapper of another client certificate")
 	}
 	if restmapper.SameMapper(one.GetRESTMapper(), adminOne.GetRESTMapper()) {
 		t.Error("a token-authenticated and a certificate-authenticated cluster share a mapper by default")

@@ -116,7 +116,9 @@ func (p *Pool) ClusterOption() cluster.Option {
 // certificate authority (file name or data), and, in a Pool with
 // Options.SeparateClientCertificates, the same client certificate. A config that routes its requests in a way that
 // cannot be compared, or trusts any server, gets a mapper of its own, as without a Pool: one
-// with Insecure set, a Proxy, Dial, Transport or WrapTransport function, or no Host.
+// with Insecure set, a Proxy, Dial, Transport or WrapTransport function, or no Host. The
+// Transport of a member whose credentials the provider kit refreshes in place is the exception:
+// it has an EndpointConfig() *rest.Config method, and the endpoint that returns is compared.
 //
 // The shared mapper discovers with the credentials of a cluster that still uses it, the most
 // recent one first, and on a 401 or 403 tries up to DefaultCredentialAttempts of them, so that
@@ -127,9 +129,17 @@ func (p *Pool) MapperProvider(cfg *rest.Config, httpClient *http.Client) (meta.R
 	if httpClient == nil {
 		return nil, errors.New("restmapper: the cluster's HTTP client is nil")
 	}
+	own := cfg
+	if cfg != nil {
+		if t, ok := cfg.Transport.(endpointTransport); ok {
+			// A member whose credentials are refreshed in place: its Transport authenticates
+			// and knows the endpoint behind it.
+			cfg = t.EndpointConfig()
+		}
+	}
 	key, ok := p.key(cfg)
 	if !ok {
-		return p.newMapper(cfg, httpClient)
+		return p.newMapper(own, httpClient)
 	}
 	u := &user{client: httpClient}
 
@@ -153,6 +163,12 @@ func (p *Pool) MapperProvider(cfg *rest.Config, httpClient *http.Client) (meta.R
 	s := &shared{RESTMapper: ep.mapper}
 	runtime.AddCleanup(s, p.release, claim{ep: ep, user: u})
 	return s, nil
+}
+
+// endpointTransport is a Transport that says which endpoint it reaches: the provider kit's for
+// members whose credentials are refreshed in place.
+type endpointTransport interface {
+	EndpointConfig() *rest.Config
 }
 
 // claim is what is released when a cluster's mapper is garbage.

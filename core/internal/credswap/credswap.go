@@ -36,6 +36,8 @@ type Holder struct {
 	mu       sync.RWMutex
 	creds    *credentials
 	endpoint *rest.Config // the config without its credentials, to compare with the next one
+	// identity is endpoint with the first client certificate (public, no key), for Endpoint.
+	identity *rest.Config
 
 	dialer *connrotation.Dialer
 	base   *http.Transport
@@ -62,6 +64,8 @@ func Config(cfg *rest.Config) (*rest.Config, *Holder, error) {
 		return nil, nil, err
 	}
 	h := &Holder{creds: creds, endpoint: endpointOf(cfg)}
+	h.identity = clusters.CopyConfig(h.endpoint)
+	h.identity.CertData, h.identity.CertFile = cfg.CertData, cfg.CertFile
 	h.base, h.dialer, err = membertransport.New(cfg, h.clientCert)
 	if err != nil {
 		return nil, nil, err
@@ -99,6 +103,11 @@ func (h *Holder) Swap(cfg *rest.Config) error {
 	}
 	return nil
 }
+
+// EndpointConfig returns the endpoint the config's requests reach (server, TLS and proxy
+// settings) and the client certificate it first authenticated with, without any secret: what
+// decides which REST mapper it may share (mcr.dev/core/restmapper looks for this method).
+func (rt *roundTripper) EndpointConfig() *rest.Config { return clusters.CopyConfig(rt.h.identity) }
 
 // Close closes the idle connections of the configs' transport.
 func (h *Holder) Close() { h.base.CloseIdleConnections() }

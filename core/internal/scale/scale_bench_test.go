@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	mcbuilder "mcr.dev/core/builder"
+	mcclusters "mcr.dev/core/clusters"
 	"mcr.dev/core/envtest"
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
@@ -51,8 +52,10 @@ const scaleAPIServers = 4
 // Each cluster is a cluster.Cluster of its own, with its own ServiceAccount token, restricted by
 // RBAC and by its cache options to one namespace holding one ConfigMap; the N clusters are
 // spread over scaleAPIServers apiservers. Each size runs twice: mappers=own gives every cluster a
-// REST mapper of its own (controller-runtime's default), mappers=shared lets the clusters of one
-// apiserver share one (restmapper.Pool). Run one size with -bench 'BenchmarkScale/mappers=own/N=100$'.
+// REST mapper of its own (controller-runtime's default, restmapper.Own), mappers=shared builds
+// the clusters as a kit provider builds its members by default (clusters.Defaults, so that the
+// clusters of one apiserver share restmapper.Default's mapper). Run one size with
+// -bench 'BenchmarkScale/mappers=own/N=100$'; N=10000 takes about 10 minutes and 3 GiB.
 //
 // MCR_SCALE_IDLE sets the idle window over which CPU is measured (a Go duration, default 30s;
 // 0 skips it); MCR_SCALE_PROFILES names a directory that receives a goroutine and a heap
@@ -68,7 +71,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 	for _, mappers := range []string{"own", "shared"} {
 		b.Run("mappers="+mappers, func(b *testing.B) {
-			for _, n := range []int{10, 100, 300, 1000} {
+			for _, n := range []int{10, 100, 300, 1000, 10000} {
 				b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
 					began := time.Now()
 					members := apiservers(b, scaleAPIServers)
@@ -218,8 +221,8 @@ type scaleOptions struct {
 	run        int           // distinguishes the cluster names of successive runs
 	idle       time.Duration // window over which idle CPU is measured; 0 skips it
 	profileDir string        // receives goroutine and heap profiles while engaged; "" for none
-	// sharedMappers builds the clusters with one restmapper.Pool, as
-	// clusters.Defaults.RESTMappers would.
+	// sharedMappers builds the clusters under the zero clusters.Defaults, as a kit provider
+	// builds its members (REST mappers shared per endpoint); false gives each its own.
 	sharedMappers bool
 }
 
@@ -334,21 +337,19 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 	}
 	names := make([]multicluster.ClusterName, n)
 	cls := make([]cluster.Cluster, n)
-	var mappers *restmapper.Pool
+	mappers := cluster.Option(restmapper.Own)
 	if opts.sharedMappers {
-		mappers = restmapper.NewPool(restmapper.Options{})
+		mappers = mcclusters.Defaults{}.ClusterOption()
 	}
 	for i, c := range creds {
 		names[i] = multicluster.ClusterName(prefix + strconv.Itoa(i))
 		ns := c.namespace
 		cls[i], err = cluster.New(c.restConfig(tb), func(o *cluster.Options) {
+			mappers(o)
 			o.Logger = logr.Discard()
 			// One namespace per cache: the token could not list more, and a cache of every
 			// ConfigMap of the apiserver per cluster would grow with N².
 			o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-			if mappers != nil {
-				mappers.ClusterOption()(o)
-			}
 		})
 		if err != nil {
 			tb.Fatalf("creating cluster %d: %v", i, err)

@@ -17,8 +17,9 @@ import (
 )
 
 // TestMembersShareRESTMappersByDefault: members of one endpoint that the kit builds share
-// restmapper.Default's mapper without any option; a provider's restmapper.Own option and the
-// manager's OwnRESTMappers default keep a mapper per member.
+// restmapper.Default's mapper without any option, with their credentials refreshed in place
+// or not; a provider's restmapper.Own option and the manager's OwnRESTMappers default keep a
+// mapper per member.
 func TestMembersShareRESTMappersByDefault(t *testing.T) {
 	fleet := envtest.StartForTest(t, "host", "member")
 	host, member := fleet.Member("host").Config(), fleet.Member("member").Config()
@@ -54,5 +55,15 @@ func TestMembersShareRESTMappersByDefault(t *testing.T) {
 
 	if got := sharing(); got != 2 {
 		t.Errorf("members sharing the default mapper after two providers opted out: %d, want still 2", got)
+	}
+
+	// Members whose credentials are refreshed in place reach the member through a Transport of
+	// the kit's own; they share all the same.
+	refreshing := newMemberProvider(t, kit.Options{RefreshCredentialsInPlace: true})
+	runManager(t, host, refreshing, mcmanager.Options{})
+	refreshing.set("five", member)
+	maps("five", engaged(t, refreshing, "five"))
+	if got := sharing(); got != 3 {
+		t.Errorf("members sharing the default mapper after one refreshed in place engaged: %d, want 3", got)
 	}
 }
