@@ -30,6 +30,9 @@
 //     clusters, and deletes those whose owner does not exist or has another UID, rate-limited,
 //     counted in Prometheus metrics, or only reports them with Options.DryRun.
 //
+// Projections may also live in clusters the manager does not engage (a downstream cluster
+// added with mgr.Add): name them in Options.ExtraClusters, and watch them with MapToOwner.
+//
 // The owner's cluster is read through the manager (GetCluster), and the members' API servers
 // directly (their API readers), so a projection written a moment ago is never missed.
 package ownership

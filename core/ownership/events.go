@@ -6,28 +6,27 @@ package ownership
 import (
 	"context"
 
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/multicluster"
 )
 
-// ownerEvents records Events on owners in their cluster. The zero value records nothing.
+// ownerEvents records Events on owners in their cluster, whose recorder it looks up only when
+// there is something to record.
 type ownerEvents struct {
-	recorder events.EventRecorder
+	t       *Tracker
+	cluster multicluster.ClusterName
 }
 
-// recorder returns the Event recorder of the owner's cluster; none if the cluster is gone.
-func (t *Tracker) recorder(ctx context.Context, ownerCluster multicluster.ClusterName) ownerEvents {
-	cl, err := t.mgr.GetCluster(ctx, ownerCluster)
+func (t *Tracker) events(ownerCluster multicluster.ClusterName) ownerEvents {
+	return ownerEvents{t: t, cluster: ownerCluster}
+}
+
+// event records an Event on owner; none if the owner's cluster is gone.
+func (e ownerEvents) event(ctx context.Context, owner client.Object, eventType, reason, note string) {
+	cl, err := e.t.mgr.GetCluster(ctx, e.cluster)
 	if err != nil {
-		return ownerEvents{}
+		return
 	}
-	return ownerEvents{recorder: cl.GetEventRecorder(t.opts.EventSource)}
-}
-
-func (e ownerEvents) event(owner client.Object, eventType, reason, note string) {
-	if e.recorder != nil {
-		e.recorder.Eventf(owner, nil, eventType, reason, "Finalize", "%s", note)
-	}
+	cl.GetEventRecorder(e.t.opts.EventSource).Eventf(owner, nil, eventType, reason, "Finalize", "%s", note)
 }

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"mcr.dev/core/multicluster"
 )
 
 // Defaults of Options, applied by NewTracker.
@@ -27,6 +30,12 @@ type Options struct {
 	// unstructured.UnstructuredList with its kind set): Finalize and the Sweeper list these
 	// kinds. Required. A cluster that does not serve a kind has no projections of it.
 	Projections []client.ObjectList
+
+	// ExtraClusters are clusters that hold projections but that the manager does not engage,
+	// by the name Track records them under (a downstream cluster added with mgr.Add, say).
+	// Finalize and the Sweeper treat them as engaged clusters, always there. Their names must
+	// not be names of engaged clusters. Default none.
+	ExtraClusters map[multicluster.ClusterName]cluster.Cluster
 
 	// Finalizer is the finalizer Track adds to owners. Default DefaultFinalizer.
 	Finalizer string

@@ -14,12 +14,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ktypes "k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/internal/testcheck"
 	mcmanager "mcr.dev/core/manager"
+	"mcr.dev/core/multicluster"
 	"mcr.dev/core/ownership"
 )
 
@@ -193,7 +196,7 @@ func TestGiveUpAndSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(report.Orphans) != 1 || report.Orphans[0].Cluster != "west" || report.Orphans[0].Key.Name != "app" || report.Deleted != 0 {
+	if found := orphansIn(report, f.ns); len(found) != 1 || found[0].Cluster != "west" || found[0].Key.Name != "app" || report.Deleted != 0 {
 		t.Fatalf("dry-run report %+v, want the copy in west, not deleted", report)
 	}
 	if f.projection(t, "west", "app") == nil {
@@ -312,6 +315,18 @@ func newTracker(t *testing.T, mgr mcmanager.Manager, opts ownership.Options) *ow
 	return tracker
 }
 
+// orphansIn returns the orphans of report in namespace: tests share the fleet, and a sweep
+// covers all of it.
+func orphansIn(report ownership.SweepReport, namespace string) []ownership.Orphan {
+	var found []ownership.Orphan
+	for _, o := range report.Orphans {
+		if o.Key.Namespace == namespace {
+			found = append(found, o)
+		}
+	}
+	return found
+}
+
 // recorded returns the clusters the owner's record names, sorted.
 func recorded(t *testing.T, owner client.Object) []string {
 	t.Helper()
@@ -349,4 +364,63 @@ func hasEvent(t *testing.T, f *testFleet, owner client.Object, reason string) bo
 		})
 	})
 	return true
+}
+
+// A cluster the manager does not engage, given as an extra cluster, is cleaned up by Finalize
+// and swept like an engaged one.
+func TestExtraClusters(t *testing.T) {
+	f := newTestFleet(t)
+	downstream := memberCluster(t, "hub") // not engaged: the manager's provider has east and west
+	tracker := newTracker(t, f.mgr, ownership.Options{ExtraClusters: map[multicluster.ClusterName]cluster.Cluster{"downstream": downstream}})
+	f.start(t)
+	owner := f.createOwner(t, "app", nil)
+	if err := tracker.Track(t.Context(), mcmanager.LocalCluster, owner, "downstream"); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := tracker.Owner(t.Context(), mcmanager.LocalCluster, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphanRef := ref
+	orphanRef.Name, orphanRef.UID = "nobody", "8d9c5a4e-0000-4000-8000-0000000000aa"
+	for name, r := range map[string]ownership.Owner{"app-downstream": ref, "orphan-downstream": orphanRef} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}
+		if err := ownership.SetOwner(cm, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.hub.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(name string) bool {
+		err := f.hub.Get(t.Context(), client.ObjectKey{Namespace: f.ns, Name: name}, &corev1.ConfigMap{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	report, err := tracker.Sweeper(ownerKind).Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := orphansIn(report, f.ns); len(found) != 1 || found[0].Cluster != "downstream" || exists("orphan-downstream") || !exists("app-downstream") {
+		t.Fatalf("sweep of the extra cluster: %+v; want only the orphan deleted", report)
+	}
+
+	if err := f.hub.Delete(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.hub.Get(t.Context(), client.ObjectKeyFromObject(owner), owner); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tracker.Finalize(t.Context(), mcmanager.LocalCluster, owner); err != nil || !res.IsZero() {
+		t.Fatalf("Finalize: %v, %v", res, err)
+	}
+	if exists("app-downstream") {
+		t.Error("the projection in the extra cluster outlived Finalize")
+	}
+	if !f.ownerGone(t, "app") {
+		t.Error("the owner is still there after Finalize")
+	}
 }

@@ -88,7 +88,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	}
 }
 
-// Sweep runs one sweep over the engaged clusters. Errors name their cluster; a failing
+// Sweep runs one sweep over the engaged clusters and Options.ExtraClusters. Errors name their cluster; a failing
 // cluster does not stop the others.
 func (s *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 	sweeps.Inc()
@@ -97,7 +97,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 		report SweepReport
 		owners = &ownerLookup{t: s.t, known: map[Owner]ownerState{}}
 	)
-	results := s.t.forEachCluster(ctx, s.t.mgr.EngagedClusters(), func(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	results := s.t.forEachCluster(ctx, s.t.clusters(), func(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
 		found, deleted, err := s.sweepCluster(ctx, name, cl, owners)
 		mu.Lock()
 		report.Orphans = append(report.Orphans, found...)

@@ -133,8 +133,7 @@ func (t *Tracker) Finalize(ctx context.Context, ownerCluster multicluster.Cluste
 		return reconcile.Result{}, err // never forget a cluster silently: the record must be repaired
 	}
 
-	engaged := t.mgr.EngagedClusters()
-	results := t.forEachCluster(ctx, engaged, func(ctx context.Context, _ multicluster.ClusterName, cl cluster.Cluster) error {
+	results := t.forEachCluster(ctx, t.clusters(), func(ctx context.Context, _ multicluster.ClusterName, cl cluster.Cluster) error {
 		return t.deleteProjections(ctx, cl, ref)
 	})
 
@@ -144,7 +143,7 @@ func (t *Tracker) Finalize(ctx context.Context, ownerCluster multicluster.Cluste
 		wait     time.Duration
 		now      = time.Now()
 		given    []multicluster.ClusterName
-		recorder = t.recorder(ctx, ownerCluster)
+		recorder = t.events(ownerCluster)
 	)
 	for _, name := range slices.Sorted(maps.Keys(results)) {
 		if err := results[name]; err != nil {
@@ -169,7 +168,7 @@ func (t *Tracker) Finalize(ctx context.Context, ownerCluster multicluster.Cluste
 			record[name] = clusterRecord{MissingSince: &metav1.Time{Time: now}}
 			changed = true
 			logger.Info("A cluster that holds projections is not engaged; the finalizer waits for it", "cluster", name)
-			recorder.event(owner, corev1.EventTypeNormal, ReasonWaiting, fmt.Sprintf("cluster %q holds projections and is not engaged; waiting for it", name))
+			recorder.event(ctx, owner, corev1.EventTypeNormal, ReasonWaiting, fmt.Sprintf("cluster %q holds projections and is not engaged; waiting for it", name))
 			wait = t.nextCheck(wait, t.opts.GiveUpAfter)
 			continue
 		}
@@ -189,7 +188,7 @@ func (t *Tracker) Finalize(ctx context.Context, ownerCluster multicluster.Cluste
 		for _, name := range given {
 			abandonedClusters.Inc()
 			logger.Info("Gave up on a cluster that holds projections", "cluster", name, "giveUpAfter", t.opts.GiveUpAfter)
-			recorder.event(owner, corev1.EventTypeWarning, ReasonAbandoned, fmt.Sprintf(
+			recorder.event(ctx, owner, corev1.EventTypeWarning, ReasonAbandoned, fmt.Sprintf(
 				"cluster %q was not engaged for %s (GiveUpAfter); its projections are left to the orphan sweep", name, t.opts.GiveUpAfter))
 		}
 	}
@@ -274,6 +273,19 @@ func listProjections(ctx context.Context, cl cluster.Cluster, proto client.Objec
 	return items, nil
 }
 
+// clusters returns the clusters that may hold projections: the engaged ones and the extra ones.
+func (t *Tracker) clusters() []multicluster.ClusterName {
+	return append(t.mgr.EngagedClusters(), slices.Collect(maps.Keys(t.opts.ExtraClusters))...)
+}
+
+// getCluster returns an extra cluster, or else the manager's cluster of that name.
+func (t *Tracker) getCluster(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	if cl, ok := t.opts.ExtraClusters[name]; ok {
+		return cl, nil
+	}
+	return t.mgr.GetCluster(ctx, name)
+}
+
 // forEachCluster runs fn for every named cluster, at most MaxConcurrentClusters at once, each
 // bounded by ClusterTimeout, and returns the outcome per cluster.
 func (t *Tracker) forEachCluster(ctx context.Context, names []multicluster.ClusterName, fn func(context.Context, multicluster.ClusterName, cluster.Cluster) error) map[multicluster.ClusterName]error {
@@ -289,7 +301,7 @@ func (t *Tracker) forEachCluster(ctx context.Context, names []multicluster.Clust
 			defer func() { <-slots }()
 			ctx, cancel := context.WithTimeout(ctx, t.opts.ClusterTimeout)
 			defer cancel()
-			cl, err := t.mgr.GetCluster(ctx, name)
+			cl, err := t.getCluster(ctx, name)
 			if err == nil {
 				err = fn(ctx, name, cl)
 			}
