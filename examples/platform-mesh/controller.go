@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	mcr "mcr.dev/core"
+	"mcr.dev/core/ownership"
 )
 
 const (
@@ -40,12 +40,14 @@ const (
 	// cluster holds nothing else.
 	labelManagedBy = "app.kubernetes.io/managed-by"
 	managedBy      = "mcr-platform-mesh-example"
-	// labelConsumerCluster records the consumer's logical cluster on the namespace and the
-	// projection, and leads a change downstream back to the consumer's Database.
-	labelConsumerCluster = "platform-mesh.examples.mcr.dev/consumer-cluster"
-	// annotationDatabase records the name of the consumer's Database on its projection.
-	annotationDatabase = "platform-mesh.examples.mcr.dev/database"
+
+	// downstreamCluster names the downstream cluster on the Databases (the clusters that hold
+	// their projections); the manager does not engage it.
+	downstreamCluster = mcr.ClusterName("downstream")
 )
+
+// databaseKind is the kind of the projections' owners.
+var databaseKind = GroupVersion.WithKind("Database").GroupKind()
 
 // snippet:begin platform-mesh-wiring
 
@@ -65,34 +67,33 @@ func setup(mgr mcr.Manager, downstream cluster.Cluster) error {
 	if err := mgr.Add(downstream); err != nil {
 		return fmt.Errorf("adding the downstream cluster: %w", err)
 	}
+	// Each projection is marked with its Database (consumer's logical cluster, name, UID),
+	// deleted with it, and leads a change downstream back to it.
+	projections, err := ownership.NewTracker(mgr, ownership.Options{
+		Projections: []client.ObjectList{&corev1.ConfigMapList{}}, Finalizer: finalizer,
+		ExtraClusters: map[mcr.ClusterName]cluster.Cluster{downstreamCluster: downstream},
+	})
+	if err != nil {
+		return err
+	}
 	return mcr.NewControllerManagedBy(mgr).
 		Named("databases").
 		// The Databases of every consumer: each engaged logical cluster, through the
 		// APIExport's virtual workspace.
 		For(&Database{}).
 		// A projection changed or deleted downstream: reconcile its Database, which puts it back.
-		WatchesRawSource(source.TypedKind(downstream.GetCache(), &corev1.ConfigMap{},
-			handler.TypedEnqueueRequestsFromMapFunc(databaseOfProjection))).
-		Complete(&Reconciler{Manager: mgr, Downstream: downstream.GetClient(), DownstreamReader: downstream.GetAPIReader()})
+		WatchesRawSource(source.TypedKind[client.Object](downstream.GetCache(), &corev1.ConfigMap{},
+			handler.TypedEnqueueRequestsFromMapFunc(ownership.MapToOwner(databaseKind)))).
+		Complete(&Reconciler{Manager: mgr, Projections: projections, Downstream: downstream.GetClient(), DownstreamReader: downstream.GetAPIReader()})
 }
 
 // snippet:end platform-mesh-wiring
 
-// databaseOfProjection maps a projection downstream to the Database it projects.
-func databaseOfProjection(_ context.Context, cm *corev1.ConfigMap) []mcr.Request {
-	consumer, name := cm.Labels[labelConsumerCluster], cm.Annotations[annotationDatabase]
-	if consumer == "" || name == "" {
-		return nil
-	}
-	return []mcr.Request{{
-		ClusterName: mcr.ClusterName(consumer),
-		Request:     ctrlreconcile.Request{NamespacedName: client.ObjectKey{Name: name}},
-	}}
-}
-
 // Reconciler runs every consumer's Database in the downstream cluster and reports back.
 type Reconciler struct {
 	Manager mcr.Manager
+	// Projections keeps the finalizer on the Databases and deletes their projections.
+	Projections *ownership.Tracker
 	// Downstream writes to the downstream cluster.
 	Downstream client.Client
 	// DownstreamReader reads the downstream cluster live: a projection written a moment ago
@@ -118,27 +119,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcr.Request) (mcr.Result
 	}
 	key, keyErr := projectionKey(req.ClusterName, db.Name)
 
-	// Deleted by the consumer: delete the projection, then let the Database go.
+	// Deleted by the consumer: delete the projection (found by the Database's UID), then let
+	// the Database go; an error retries, and the Database stays until its projection is gone.
 	if !db.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(db, finalizer) {
-			return mcr.Result{}, nil
+		res, err := r.Projections.Finalize(ctx, req.ClusterName, db)
+		if err == nil && !controllerutil.ContainsFinalizer(db, finalizer) {
+			mcr.LoggerFrom(ctx).Info("Deleted the Database downstream", "downstream", key.String())
 		}
-		if keyErr == nil { // otherwise nothing was ever projected
-			if err := r.deleteProjection(ctx, req.ClusterName, key); err != nil {
-				return mcr.Result{}, err // retried; the Database stays until its projection is gone
-			}
-		}
-		controllerutil.RemoveFinalizer(db, finalizer)
-		if err := c.Update(ctx, db); err != nil {
-			return mcr.Result{}, fmt.Errorf("removing the finalizer: %w", err)
-		}
-		mcr.LoggerFrom(ctx).Info("Deleted the Database downstream", "downstream", key.String())
-		return mcr.Result{}, nil
+		return res, err
 	}
-	if controllerutil.AddFinalizer(db, finalizer) {
-		if err := c.Update(ctx, db); err != nil {
-			return mcr.Result{}, fmt.Errorf("adding the finalizer: %w", err)
-		}
+	// The finalizer, and downstream recorded as holding the projection, before it exists.
+	if err := r.Projections.Track(ctx, req.ClusterName, db, downstreamCluster); err != nil {
+		return mcr.Result{}, err
 	}
 
 	// Spec down.
@@ -176,33 +168,34 @@ func projectionKey(consumer mcr.ClusterName, database string) (client.ObjectKey,
 
 // projection is the ConfigMap that stands for the running database downstream: in a real
 // service, the custom resource of a database operator (a CloudNativePG Cluster, ...) or a
-// StatefulSet.
-func projection(consumer mcr.ClusterName, db *Database, key client.ObjectKey) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   key.Namespace,
-			Name:        key.Name,
-			Labels:      map[string]string{labelManagedBy: managedBy, labelConsumerCluster: string(consumer)},
-			Annotations: map[string]string{annotationDatabase: db.Name},
-		},
+// StatefulSet. It is marked with its Database, owner.
+func projection(owner ownership.Owner, db *Database, key client.ObjectKey) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{labelManagedBy: managedBy}},
 		Data: map[string]string{
 			"engine":     db.Spec.Engine,
 			"version":    db.Spec.Version,
 			"storageGiB": strconv.Itoa(int(db.Spec.StorageGiB)),
 		},
 	}
+	return cm, ownership.SetOwner(cm, owner)
 }
 
 // writeProjection creates or updates the projection of db downstream, and the consumer's
 // namespace with it.
 func (r *Reconciler) writeProjection(ctx context.Context, consumer mcr.ClusterName, db *Database, key client.ObjectKey) error {
-	want := projection(consumer, db, key)
+	owner, err := r.Projections.Owner(ctx, consumer, db)
+	if err != nil {
+		return err
+	}
+	want, err := projection(owner, db, key)
+	if err != nil {
+		return err
+	}
 	got := &corev1.ConfigMap{}
 	switch err := r.DownstreamReader.Get(ctx, key, got); {
 	case apierrors.IsNotFound(err):
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace, Labels: map[string]string{
-			labelManagedBy: managedBy, labelConsumerCluster: string(consumer),
-		}}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace, Labels: map[string]string{labelManagedBy: managedBy}}}
 		if err := r.Downstream.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s downstream: %w", key.Namespace, err)
 		}
@@ -214,43 +207,17 @@ func (r *Reconciler) writeProjection(ctx context.Context, consumer mcr.ClusterNa
 	case err != nil:
 		return fmt.Errorf("reading %s downstream: %w", key, err)
 	}
-	// Never take over an object someone else put there.
-	if got.Labels[labelManagedBy] != managedBy || got.Labels[labelConsumerCluster] != string(consumer) {
-		return fmt.Errorf("%s exists downstream and is not this Database's: it lacks the label %s=%s", key, labelConsumerCluster, consumer)
+	// Never take over an object someone else put there, nor a former Database's of that name.
+	if !owner.Owns(got) {
+		return fmt.Errorf("%s exists downstream and is not this Database's (%s)", key, owner)
 	}
-	if maps.Equal(got.Data, want.Data) && got.Annotations[annotationDatabase] == db.Name {
+	if maps.Equal(got.Data, want.Data) {
 		return nil
 	}
 	got.Data = want.Data
-	if got.Annotations == nil {
-		got.Annotations = map[string]string{}
-	}
-	got.Annotations[annotationDatabase] = db.Name
 	if err := r.Downstream.Update(ctx, got); err != nil {
 		return fmt.Errorf("updating %s downstream: %w", key, err)
 	}
 	mcr.LoggerFrom(ctx).Info("Updated the Database downstream", "downstream", key.String())
-	return nil
-}
-
-// deleteProjection deletes the consumer's projection downstream; one that is gone already, or
-// an object there that is not the consumer's, is left alone. The consumer's namespace stays for
-// its other Databases.
-func (r *Reconciler) deleteProjection(ctx context.Context, consumer mcr.ClusterName, key client.ObjectKey) error {
-	cm := &corev1.ConfigMap{}
-	switch err := r.DownstreamReader.Get(ctx, key, cm); {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading %s downstream: %w", key, err)
-	}
-	if cm.Labels[labelManagedBy] != managedBy || cm.Labels[labelConsumerCluster] != string(consumer) {
-		return nil
-	}
-	// The precondition keeps a delete from hitting an object that replaced this one meanwhile.
-	err := r.Downstream.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting %s downstream: %w", key, err)
-	}
 	return nil
 }

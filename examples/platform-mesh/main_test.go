@@ -29,7 +29,9 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	mcr "mcr.dev/core"
 	"mcr.dev/core/envtest"
+	"mcr.dev/core/ownership"
 	"mcr.dev/examples/internal/exampletest"
 	"mcr.dev/providers/kcp/kcptest"
 )
@@ -234,8 +236,8 @@ func projectionKeyOf(c consumer, name string) client.ObjectKey {
 	return client.ObjectKey{Namespace: "consumer-" + c.Cluster.String(), Name: name}
 }
 
-// served checks that the consumer's Database has its projection downstream with data, labeled
-// and annotated with its consumer and name, and a Ready status of its current generation that
+// served checks that the consumer's Database has its projection downstream with data, marked
+// with the Database (its consumer's cluster, name and UID), and a Ready status of its current generation that
 // names the projection.
 func served(downstream client.Client, c consumer, name string, data map[string]string) func(context.Context) error {
 	return func(ctx context.Context) error {
@@ -247,15 +249,16 @@ func served(downstream client.Client, c consumer, name string, data map[string]s
 		if !maps.Equal(cm.Data, data) {
 			return fmt.Errorf("projection %s has data %v, want %v", key, cm.Data, data)
 		}
-		if got := cm.Labels["platform-mesh.examples.mcr.dev/consumer-cluster"]; got != c.Cluster.String() {
-			return fmt.Errorf("projection %s is labeled with consumer %q, want %q", key, got, c.Cluster)
-		}
-		if got := cm.Annotations["platform-mesh.examples.mcr.dev/database"]; got != name {
-			return fmt.Errorf("projection %s is annotated with Database %q, want %q", key, got, name)
-		}
 		db := &Database{}
 		if err := c.client.Get(ctx, client.ObjectKey{Name: name}, db); err != nil {
 			return fmt.Errorf("Database %s of %s: %w", name, c.Path, err)
+		}
+		owner, err := ownership.GetOwner(cm)
+		if err != nil {
+			return fmt.Errorf("projection %s: %w", key, err)
+		}
+		if owner.Cluster != mcr.ClusterName(c.Cluster.String()) || owner.Name != name || owner.UID != db.UID || owner.Kind != "Database" {
+			return fmt.Errorf("projection %s is marked with %s, want Database %s of %s (uid %s)", key, owner, name, c.Cluster, db.UID)
 		}
 		want := DatabaseStatus{Phase: "Ready", Downstream: key.String(), ObservedGeneration: db.Generation}
 		if db.Status != want {
