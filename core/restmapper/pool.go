@@ -114,9 +114,9 @@ func (p *Pool) ClusterOption() cluster.Option {
 // Two configs share an endpoint when they have the same server URL (scheme, host, port and
 // path: kcp's /clusters/<name> paths are different endpoints), API path, TLS server name and
 // certificate authority (file name or data), and, in a Pool with
-// Options.SeparateClientCertificates, the same client certificate. A config that routes its requests in a way that
-// cannot be compared, or trusts any server, gets a mapper of its own, as without a Pool: one
-// with Insecure set, a Proxy, Dial, Transport or WrapTransport function, or no Host. The
+// Options.SeparateClientCertificates, the same client certificate. A config that routes its
+// requests in a way that cannot be compared, or trusts any server, gets a mapper of its own, as
+// without a Pool: one with Insecure set, a Proxy, Dial, Transport or WrapTransport function, or no Host. The
 // Transport of a member whose credentials the provider kit refreshes in place is the exception:
 // it has an EndpointConfig() *rest.Config method, and the endpoint that returns is compared.
 //
@@ -129,18 +129,11 @@ func (p *Pool) MapperProvider(cfg *rest.Config, httpClient *http.Client) (meta.R
 	if httpClient == nil {
 		return nil, errors.New("restmapper: the cluster's HTTP client is nil")
 	}
-	own := cfg
-	if cfg != nil {
-		if t, ok := cfg.Transport.(endpointTransport); ok {
-			// A member whose credentials are refreshed in place: its Transport authenticates
-			// and knows the endpoint behind it.
-			cfg = t.EndpointConfig()
-		}
-	}
 	key, ok := p.key(cfg)
 	if !ok {
-		return p.newMapper(own, httpClient)
+		return p.newMapper(cfg, httpClient)
 	}
+	cfg = endpointOf(cfg)
 	u := &user{client: httpClient}
 
 	p.mu.Lock()
@@ -220,8 +213,20 @@ func (p *Pool) Clusters(cfg *rest.Config) int {
 	return len(ep.users)
 }
 
+// endpointOf is the config whose endpoint cfg reaches: the one its Transport names for a member
+// whose credentials are refreshed in place (its Transport authenticates), else cfg.
+func endpointOf(cfg *rest.Config) *rest.Config {
+	if cfg != nil {
+		if t, ok := cfg.Transport.(endpointTransport); ok {
+			return t.EndpointConfig()
+		}
+	}
+	return cfg
+}
+
 // key names the mapper cfg gets from p, or reports that cfg must not share one.
 func (p *Pool) key(cfg *rest.Config) (string, bool) {
+	cfg = endpointOf(cfg)
 	key, ok := endpointKey(cfg)
 	if ok && p.byCertificate {
 		key += certificateKey(cfg)
