@@ -56,6 +56,10 @@ type Options struct {
 	// AnnotationAbandoned, and the projections left there are orphans for a Sweeper once the
 	// cluster is engaged again. Zero, the default, never gives up: the finalizer stays until
 	// every recorded cluster is engaged and clean.
+	//
+	// "Not engaged" is what this replica sees: in a sharded deployment (mcr.dev/core/sharding)
+	// a replica engages only its own clusters, so leave GiveUpAfter at zero there, or set it
+	// well above the longest time a cluster may wait for its shard to be taken over.
 	GiveUpAfter time.Duration
 	// EventSource is the reporting controller of the Events on owners. Default
 	// DefaultEventSource.
