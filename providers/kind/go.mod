@@ -3,7 +3,6 @@ module mcr.dev/providers/kind
 go 1.26.3
 
 require (
-	k8s.io/api v0.37.2
 	k8s.io/client-go v0.37.2
 	mcr.dev/conformance v0.0.0
 	mcr.dev/core v0.0.0
@@ -74,6 +73,7 @@ require (
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/api v0.37.2 // indirect
 	k8s.io/apiextensions-apiserver v0.37.2 // indirect
 	k8s.io/apimachinery v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
