@@ -24,16 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/envtest"
-	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
-	mcreconcile "mcr.dev/core/reconcile"
 )
 
 // BenchmarkRotation engages N clusters through a provider on the provider kit, each with a
@@ -218,41 +212,9 @@ func runRotation(tb testing.TB, creds []clusterCredentials, run int, inPlace boo
 	}
 	p.engine = engine
 
-	skip := true
-	mgr, err := mcmanager.New(creds[0].member.Config(), p, mcmanager.Options{
-		Logger:                 logr.Discard(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
-	})
-	if err != nil {
-		tb.Fatalf("creating manager: %v", err)
-	}
 	prefix := fmt.Sprintf("rotation-%d-", run)
-	var reconciles, firstSeen atomic.Int64
-	seen := make([]atomic.Bool, n)
-	allSeen := make(chan struct{})
-	err = mcbuilder.ControllerManagedBy(mgr).Named("rotation").For(&corev1.ConfigMap{}).
-		Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
-			reconciles.Add(1)
-			i, err := strconv.Atoi(strings.TrimPrefix(string(req.ClusterName), prefix))
-			if err == nil && i < n && req.Name == "cm" && !seen[i].Swap(true) && firstSeen.Add(1) == int64(n) {
-				close(allSeen)
-			}
-			return reconcile.Result{}, nil
-		}))
-	if err != nil {
-		tb.Fatalf("building the controller: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			tb.Errorf("manager: %v", err)
-		}
-	}()
+	_, counted, stop := runFleetController(tb, creds[0].member.Config(), p, prefix, n)
+	defer stop()
 
 	// Each member's cache reads one namespace, as in BenchmarkScale: the token can read no more.
 	configs := make([]*rest.Config, n)
@@ -269,26 +231,26 @@ func runRotation(tb testing.TB, creds []clusterCredentials, run int, inPlace boo
 		engine.Add(name)
 	}
 	select {
-	case <-allSeen:
+	case <-counted.all:
 	case <-time.After(scaleCacheSyncTimeout):
-		tb.Fatalf("only %d of %d members reconciled after %s", firstSeen.Load(), n, scaleCacheSyncTimeout)
+		tb.Fatalf("only %d of %d members reconciled after %s", counted.first.Load(), n, scaleCacheSyncTimeout)
 	}
 
 	rotatedConfigs := secondTokens(tb, creds, configs)
 	for i, c := range creds {
 		p.namespaces.Store(rotatedConfigs[i].BearerToken, c.namespace)
 	}
-	settle(&reconciles)
+	settle(&counted.total)
 	engaged := map[string]cluster.Cluster{}
 	for _, name := range names {
-		cl, err := p.Get(ctx, multicluster.ClusterName(name))
+		cl, err := p.Get(context.Background(), multicluster.ClusterName(name))
 		if err != nil {
 			tb.Fatalf("member %s: %v", name, err)
 		}
 		engaged[name] = cl
 	}
 	listsBefore := configMapLists(tb, creds)
-	reconcilesBefore := reconciles.Load()
+	reconcilesBefore := counted.total.Load()
 	cpuBefore := cpuTime()
 
 	var r rotationResult
@@ -307,9 +269,9 @@ func runRotation(tb testing.TB, creds []clusterCredentials, run int, inPlace boo
 		tb.Fatalf("only %d of %d members rotated after %s", rotated, n, scaleCacheSyncTimeout)
 	}
 	r.rotated = time.Since(start)
-	settle(&reconciles)
+	settle(&counted.total)
 	r.cpu = cpuTime() - cpuBefore
-	r.reconciles = float64(reconciles.Load() - reconcilesBefore)
+	r.reconciles = float64(counted.total.Load() - reconcilesBefore)
 	r.lists = configMapLists(tb, creds) - listsBefore
 	// A member engaged again is served by a new cluster whose cache starts empty and lists
 	// before the Engine engages it (and records the Event): its cold time is bounded by the
@@ -317,7 +279,7 @@ func runRotation(tb testing.TB, creds []clusterCredentials, run int, inPlace boo
 	events.mu.Lock()
 	defer events.mu.Unlock()
 	for _, name := range names {
-		cl, err := p.Get(ctx, multicluster.ClusterName(name))
+		cl, err := p.Get(context.Background(), multicluster.ClusterName(name))
 		if err != nil {
 			tb.Fatalf("member %s after the rotation: %v", name, err)
 		}

@@ -273,6 +273,53 @@ func (s *scaleResult) report(b *testing.B, runs float64) {
 // once on two shared cores can take longer, and a timeout would fail the run rather than time it.
 const scaleCacheSyncTimeout = 10 * time.Minute
 
+// reconciles is what the benchmarks' controller of ConfigMaps counts: every reconcile, and
+// each of the n clusters named <prefix><i> whose "cm" was reconciled once; all is closed when
+// every one was.
+type reconciles struct {
+	total, first atomic.Int64
+	seen         []atomic.Bool
+	all          chan struct{}
+}
+
+// runFleetController starts a manager on cfg (whose local cluster is not engaged) with provider
+// and one controller of ConfigMaps that counts into the returned reconciles; stop ends it.
+func runFleetController(tb testing.TB, cfg *rest.Config, provider multicluster.Provider, prefix string, n int) (mcmanager.Manager, *reconciles, func()) {
+	tb.Helper()
+	skip := true
+	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
+		Logger:                 logr.Discard(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: &skip},
+	})
+	if err != nil {
+		tb.Fatalf("creating manager: %v", err)
+	}
+	r := &reconciles{seen: make([]atomic.Bool, n), all: make(chan struct{})}
+	err = mcbuilder.ControllerManagedBy(mgr).Named(strings.TrimSuffix(prefix, "-")).For(&corev1.ConfigMap{}).
+		Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+			r.total.Add(1)
+			i, err := strconv.Atoi(strings.TrimPrefix(string(req.ClusterName), prefix))
+			if err == nil && i < n && req.Name == "cm" && !r.seen[i].Swap(true) && r.first.Add(1) == int64(n) {
+				close(r.all)
+			}
+			return reconcile.Result{}, nil
+		}))
+	if err != nil {
+		tb.Fatalf("building the controller: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	return mgr, r, func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			tb.Errorf("manager: %v", err)
+		}
+	}
+}
+
 // runScale starts a manager (on the first member, whose local cluster is not engaged) with a
 // clusters provider and one controller of ConfigMaps, takes a baseline, engages one cluster per
 // credential at once, and measures:
@@ -288,42 +335,12 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 	tb.Helper()
 	n := len(creds)
 	provider := clusters.New(clusters.Options{CacheSyncTimeout: scaleCacheSyncTimeout, Logger: logr.Discard()})
-	skip := true
-	mgr, err := mcmanager.New(creds[0].member.Config(), provider, mcmanager.Options{
-		Logger:                 logr.Discard(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: &skip},
-	})
-	if err != nil {
-		tb.Fatalf("creating manager: %v", err)
-	}
-
-	// Names are scale-<run>-<i>; the reconciler marks cluster i the first time it sees its "cm".
+	// Names are scale-<run>-<i>.
 	prefix := fmt.Sprintf("scale-%d-", opts.run)
-	seen := make([]atomic.Bool, n)
-	var reconciled atomic.Int64
-	all := make(chan struct{})
-	err = mcbuilder.ControllerManagedBy(mgr).Named("scale").For(&corev1.ConfigMap{}).
-		Complete(mcreconcile.Func(func(_ context.Context, req mcreconcile.Request) (reconcile.Result, error) {
-			i, err := strconv.Atoi(strings.TrimPrefix(string(req.ClusterName), prefix))
-			if err == nil && i < n && req.Name == "cm" && !seen[i].Swap(true) && reconciled.Add(1) == int64(n) {
-				close(all)
-			}
-			return reconcile.Result{}, nil
-		}))
-	if err != nil {
-		tb.Fatalf("building the controller: %v", err)
-	}
+	mgr, counted, stop := runFleetController(tb, creds[0].member.Config(), provider, prefix, n)
+	defer stop()
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			tb.Errorf("manager: %v", err)
-		}
-	}()
+	defer cancel()
 
 	// Cluster objects are built before the baseline (they are part of what a cluster costs) but
 	// before the clock starts (building one does no I/O).
@@ -337,6 +354,7 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 	}
 	names := make([]multicluster.ClusterName, n)
 	cls := make([]cluster.Cluster, n)
+	var err error
 	mappers := cluster.Option(restmapper.Own)
 	if opts.sharedMappers {
 		mappers = mcclusters.Defaults{}.ClusterOption()
@@ -368,9 +386,9 @@ func runScale(tb testing.TB, creds []clusterCredentials, opts scaleOptions) scal
 		tb.Fatalf("engaging: %v", err)
 	}
 	select {
-	case <-all:
+	case <-counted.all:
 	case <-time.After(scaleCacheSyncTimeout):
-		tb.Fatalf("only %d of %d clusters reconciled after %s", reconciled.Load(), n, scaleCacheSyncTimeout)
+		tb.Fatalf("only %d of %d clusters reconciled after %s", counted.first.Load(), n, scaleCacheSyncTimeout)
 	}
 	r.allReconciled = time.Since(start)
 
