@@ -4,9 +4,12 @@
 package file_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
+
+	corev1 "k8s.io/api/core/v1"
 
 	mcr "mcr.dev/core"
 	"mcr.dev/core/providers/kit"
@@ -24,8 +27,17 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Build controllers on mgr as in mcr's Example (mcr.dev/core). A request's ClusterName
-	// names the file and context, e.g. "east.kubeconfig+east" (see Provider.ClusterName).
+	err = mcr.NewControllerManagedBy(mgr).
+		Named("configmaps").
+		For(&corev1.ConfigMap{}).
+		Complete(mcr.Func(func(ctx context.Context, req mcr.Request) (mcr.Result, error) {
+			// req.ClusterName is e.g. "east.kubeconfig+east" (see Provider.ClusterName).
+			mcr.LoggerFrom(ctx).Info("Reconciling", "cluster", req.ClusterName, "configmap", req.NamespacedName)
+			return mcr.Result{}, nil
+		}))
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := mgr.Start(mcr.SetupSignalHandler()); err != nil {
 		log.Fatal(err)
 	}
