@@ -61,8 +61,9 @@ type Options struct {
 	// ClusterOptions are passed to cluster.New for every member (scheme, cache options, ...),
 	// after the manager's cluster defaults (clusters.Defaults), so that they win.
 	//
-	// Defaults to none: the manager's cluster defaults, else the client-go scheme and a cache of
-	// all namespaces.
+	// Defaults to none: the manager's cluster defaults, else the client-go scheme, a cache of
+	// all namespaces and REST mappers shared per endpoint (restmapper.Default; restmapper.Own
+	// opts out).
 	ClusterOptions []cluster.Option
 
 	// CacheSyncTimeout bounds, for each member, the access check and the wait for its cache to
