@@ -16,7 +16,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
-	"k8s.io/client-go/util/connrotation"
 
 	"mcr.dev/core/clusters"
 	"mcr.dev/core/internal/membertransport"
@@ -39,8 +38,7 @@ type Holder struct {
 	// identity is endpoint with the first client certificate (public, no key), for Endpoint.
 	identity *rest.Config
 
-	dialer *connrotation.Dialer
-	base   *http.Transport
+	base *membertransport.Transport
 }
 
 // credentials is one immutable set of credentials: Swap replaces the whole value.
@@ -66,7 +64,7 @@ func Config(cfg *rest.Config) (*rest.Config, *Holder, error) {
 	h := &Holder{creds: creds, endpoint: endpointOf(cfg)}
 	h.identity = clusters.CopyConfig(h.endpoint)
 	h.identity.CertData, h.identity.CertFile = cfg.CertData, cfg.CertFile
-	h.base, h.dialer, err = membertransport.New(cfg, h.clientCert)
+	h.base, err = membertransport.New(cfg, h.clientCert)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,8 +96,8 @@ func (h *Holder) Swap(cfg *rest.Config) error {
 	h.creds = creds
 	h.mu.Unlock()
 	if !membertransport.SameCertificate(old.cert, creds.cert) {
-		// TLS authenticated these connections with the old certificate.
-		h.dialer.CloseAll()
+		// TLS authenticated the open connections with the old certificate.
+		return h.base.Renew()
 	}
 	return nil
 }
@@ -109,8 +107,8 @@ func (h *Holder) Swap(cfg *rest.Config) error {
 // decides which REST mapper it may share (mcr.dev/core/restmapper looks for this method).
 func (rt *roundTripper) EndpointConfig() *rest.Config { return clusters.CopyConfig(rt.h.identity) }
 
-// Close closes the idle connections of the configs' transport.
-func (h *Holder) Close() { h.base.CloseIdleConnections() }
+// Close closes the connections of the configs' transport.
+func (h *Holder) Close() { h.base.Close() }
 
 // SameEndpoint reports whether a and b differ in their credentials at most, i.e. whether a
 // Holder built from a can take b's credentials.
@@ -226,7 +224,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // WrappedRoundTripper returns the transport underneath, for client-go's helpers.
-func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.h.base }
+func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.h.base.HTTPTransport() }
 
 // CloseIdleConnections closes the idle connections of the transport underneath.
 func (rt *roundTripper) CloseIdleConnections() { rt.h.base.CloseIdleConnections() }

@@ -15,7 +15,6 @@ import (
 	clientauthentication "k8s.io/client-go/pkg/apis/clientauthentication"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/client-go/util/connrotation"
 
 	"mcr.dev/core/internal/membertransport"
 )
@@ -79,13 +78,13 @@ func (c *Credential) expired(now time.Time) bool {
 // Source obtains the credentials of one member from its exec plugin. It lives as long as the
 // context given to New, or until Close.
 type Source struct {
-	opts     Options
-	exec     *clientcmdapi.ExecConfig
-	cluster  *clientauthentication.Cluster // nil unless provideClusterInfo
-	command  string                        // the command's base name, for errors
-	now      func() time.Time
-	dialer   *connrotation.Dialer
-	closeIdl func()
+	opts    Options
+	exec    *clientcmdapi.ExecConfig
+	cluster *clientauthentication.Cluster // nil unless provideClusterInfo
+	command string                        // the command's base name, for errors
+	now     func() time.Time
+	// transport carries the member's requests; nil until New builds it.
+	transport *membertransport.Transport
 
 	ctx       context.Context // ends when the Source closes
 	cancel    context.CancelFunc
@@ -205,9 +204,10 @@ func (s *Source) do(c *call) {
 		s.current = c.cred
 	}
 	s.mu.Unlock()
-	if c.err == nil && old != nil && old.Cert != nil && !membertransport.SameCertificate(old.Cert, c.cred.Cert) && s.dialer != nil {
-		// Open connections were made with the old certificate.
-		s.dialer.CloseAll()
+	if c.err == nil && old != nil && old.Cert != nil && !membertransport.SameCertificate(old.Cert, c.cred.Cert) && s.transport != nil {
+		// Open connections were made with the old certificate. A failure (the CA file became
+		// unreadable) closed them all the same, and the next request reports it.
+		_ = s.transport.Renew()
 	}
 	close(c.done)
 }
@@ -231,11 +231,8 @@ func (s *Source) Close() {
 	s.cancel()
 	s.stopAfter()
 	s.calls.Wait()
-	if s.dialer != nil {
-		s.dialer.CloseAll()
-	}
-	if s.closeIdl != nil {
-		s.closeIdl()
+	if s.transport != nil {
+		s.transport.Close()
 	}
 }
 

@@ -44,13 +44,12 @@ func Config(ctx context.Context, cfg *rest.Config, opts Options) (*rest.Config, 
 		return nil, nil, err
 	}
 	// Connections are tracked so that those made with a replaced certificate can be closed.
-	base, dialer, err := membertransport.New(cfg, s.clientCert)
+	base, err := membertransport.New(cfg, s.clientCert)
 	if err != nil {
 		s.Close()
 		return nil, nil, err
 	}
-	s.dialer = dialer
-	s.closeIdl = base.CloseIdleConnections
+	s.transport = base
 	out.Transport = &roundTripper{s: s, base: base}
 	out.TLSClientConfig = rest.TLSClientConfig{}
 	out.Dial, out.Proxy = nil, nil
@@ -79,7 +78,7 @@ func (s *Source) clientCert() (*tls.Certificate, error) {
 // roundTripper authenticates requests with the Source's credential.
 type roundTripper struct {
 	s    *Source
-	base *http.Transport
+	base *membertransport.Transport
 }
 
 var _ utilnet.RoundTripperWrapper = &roundTripper{}
@@ -109,7 +108,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // WrappedRoundTripper returns the transport underneath, for client-go's helpers.
-func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.base }
+func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.base.HTTPTransport() }
 
 // CloseIdleConnections closes the idle connections of the transport underneath.
 func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
