@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,49 +31,6 @@ import (
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
-
-// readiness wraps the default readiness and counts its calls per Cluster, so that tests know
-// when the provider has looked at a Cluster again.
-type readiness struct {
-	mu    sync.Mutex
-	calls map[string]int
-	types map[string]string
-}
-
-func newReadiness() *readiness {
-	return &readiness{calls: map[string]int{}, types: map[string]string{}}
-}
-
-func (r *readiness) isReady(ctx context.Context, obj client.Object) bool {
-	r.mu.Lock()
-	r.calls[obj.GetName()]++
-	r.types[obj.GetName()] = fmt.Sprintf("%T", obj)
-	r.mu.Unlock()
-	return clusterapi.ControlPlaneInitialized(ctx, obj)
-}
-
-func (r *readiness) count(name string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[name]
-}
-
-func (r *readiness) typeOf(name string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.types[name]
-}
-
-// waitCalled waits until the provider looked at the Cluster name more than after times.
-func (r *readiness) waitCalled(t *testing.T, name string, after int) {
-	t.Helper()
-	eventually(t, "provider looks at Cluster "+name+" again", func() error {
-		if n := r.count(name); n <= after {
-			return fmt.Errorf("IsReady called %d times", n)
-		}
-		return nil
-	})
-}
 
 func TestEngagesWhenReadyNotBefore(t *testing.T) {
 	ns := namespace(t)
@@ -124,8 +80,8 @@ func serviceAccountKubeconfig(t *testing.T, member, name string) []byte {
 
 func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	ns := namespace(t)
-	r := newReadiness()
-	s := start(t, ns, clusterapi.Options{IsReady: r.isReady})
+	r := &providertest.Calls{}
+	s := start(t, ns, clusterapi.Options{IsReady: providertest.Counted(r, clusterapi.ControlPlaneInitialized)})
 
 	first := serviceAccountKubeconfig(t, "east", ns+"-first")
 	c := capiCluster{ns: ns, name: "rot"}
@@ -138,7 +94,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	}
 
 	// Metadata-only changes of the Secret and the Cluster: looked at, not re-engaged.
-	before := r.count(c.name)
+	before := r.Count(c.name)
 	secret := &corev1.Secret{}
 	if err := mgmt.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: clusterapi.KubeconfigSecretName(c.name)}, secret); err != nil {
 		t.Fatal(err)
@@ -147,8 +103,8 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	if err := mgmt.Update(t.Context(), secret); err != nil {
 		t.Fatal(err)
 	}
-	r.waitCalled(t, c.name, before)
-	before = r.count(c.name)
+	r.WaitMore(t, c.name, before, waitTimeout)
+	before = r.Count(c.name)
 	obj := &clusterv1.Cluster{}
 	if err := mgmt.Get(t.Context(), c.key(), obj); err != nil {
 		t.Fatal(err)
@@ -157,7 +113,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	if err := mgmt.Update(t.Context(), obj); err != nil {
 		t.Fatal(err)
 	}
-	r.waitCalled(t, c.name, before)
+	r.WaitMore(t, c.name, before, waitTimeout)
 
 	// Rotation: only the Secret changes, and the cluster is engaged again at once.
 	second := serviceAccountKubeconfig(t, "east", ns+"-second")
@@ -284,8 +240,8 @@ func TestControlPlaneAvailableReadiness(t *testing.T) {
 
 func TestV1Beta1(t *testing.T) {
 	ns := namespace(t)
-	r := newReadiness()
-	s := start(t, ns, clusterapi.Options{APIVersion: clusterapi.V1Beta1, IsReady: r.isReady})
+	r := &providertest.Calls{}
+	s := start(t, ns, clusterapi.Options{APIVersion: clusterapi.V1Beta1, IsReady: providertest.Counted(r, clusterapi.ControlPlaneInitialized)})
 
 	// Cluster API stores v1beta2; the provider reads v1beta1 through the conversion webhook, as
 	// against a real Cluster API v1.14 management cluster.
@@ -293,7 +249,7 @@ func TestV1Beta1(t *testing.T) {
 	writeKubeconfig(t, c, fleet.Member("west").Kubeconfig())
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	s.waitDecided(t, c.clusterName(), "the Cluster is not ready")
-	if got, want := r.typeOf(c.name), fmt.Sprintf("%T", &clusterv1beta1.Cluster{}); got != want {
+	if got, want := r.TypeOf(c.name), fmt.Sprintf("%T", &clusterv1beta1.Cluster{}); got != want {
 		t.Fatalf("IsReady got a %s, want %s", got, want)
 	}
 	setInitialized(t, c, true)

@@ -46,12 +46,12 @@ func TestNewForHost(t *testing.T) {
 	mustCreateProfile(t, ns, "p", readyStatus("north", ns+"-p", ""))
 	name := clusterprofile.ClusterName(ns, "p")
 
-	r := newReadiness()
+	r := &providertest.Calls{}
 	logs := &logBuffer{}
 	p, err := clusterprofile.NewForHost(host, clusterprofile.Options{
 		AccessProviders: accessConfig(t, ""),
 		Namespaces:      []string{ns},
-		IsReady:         r.isReady,
+		IsReady:         providertest.Counted(r, clusterprofile.ControlPlaneHealthy),
 		Options:         providertest.TestKitOptions(kit.Options{}, logs),
 	})
 	if err != nil {
@@ -60,7 +60,7 @@ func TestNewForHost(t *testing.T) {
 	s := runProvider(t, p, logs)
 	e := s.WaitEngaged(t, name)
 	s.requireReaches(t, name, "north")
-	if n := r.count("decoy"); n != 0 {
+	if n := r.Count("decoy"); n != 0 {
 		t.Errorf("IsReady saw the profile of namespace %s %d times; Options.Namespaces is %s only", other, n, ns)
 	}
 	if got := p.ListClusters(); len(got) != 1 || got[0] != name {

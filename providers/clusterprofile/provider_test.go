@@ -4,11 +4,8 @@
 package clusterprofile_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,41 +23,9 @@ import (
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
-
-// readiness wraps the default readiness and counts its calls per profile, so that tests know
-// when the provider has looked at a profile again.
-type readiness struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func newReadiness() *readiness { return &readiness{calls: map[string]int{}} }
-
-func (r *readiness) isReady(ctx context.Context, cp *v1alpha1.ClusterProfile) bool {
-	r.mu.Lock()
-	r.calls[cp.Name]++
-	r.mu.Unlock()
-	return clusterprofile.ControlPlaneHealthy(ctx, cp)
-}
-
-func (r *readiness) count(name string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[name]
-}
-
-// waitCalled waits until the provider looked at the profile name more than after times.
-func (r *readiness) waitCalled(t *testing.T, name string, after int) {
-	t.Helper()
-	eventually(t, "provider looks at ClusterProfile "+name+" again", func() error {
-		if n := r.count(name); n <= after {
-			return fmt.Errorf("IsReady called %d times", n)
-		}
-		return nil
-	})
-}
 
 func TestEngagesThroughTokenPlugin(t *testing.T) {
 	ns := namespace(t)
@@ -142,8 +107,8 @@ func TestEngagesOnlyWhenReady(t *testing.T) {
 // token Secret reference, and a new server, re-engage at once.
 func TestStatusChangesDoNotReengageCredentialChangesDo(t *testing.T) {
 	ns := namespace(t)
-	r := newReadiness()
-	s := start(t, ns, clusterprofile.Options{IsReady: r.isReady})
+	r := &providertest.Calls{}
+	s := start(t, ns, clusterprofile.Options{IsReady: providertest.Counted(r, clusterprofile.ControlPlaneHealthy)})
 	key := client.ObjectKey{Namespace: ns, Name: "p"}
 	name := clusterprofile.ClusterName(ns, "p")
 
@@ -174,14 +139,14 @@ func TestStatusChangesDoNotReengageCredentialChangesDo(t *testing.T) {
 		},
 	}
 	for what, change := range changes {
-		before := r.count("p")
+		before := r.Count("p")
 		mustUpdateStatus(t, key, change)
-		r.waitCalled(t, "p", before)
+		r.WaitMore(t, "p", before, waitTimeout)
 		if n := s.rec.Count(name); n != 1 || !first.Alive() {
 			t.Fatalf("after changing %s: engaged %d times (first alive: %t), want 1 engagement", what, n, first.Alive())
 		}
 	}
-	before := r.count("p")
+	before := r.Count("p")
 	cp := &v1alpha1.ClusterProfile{}
 	if err := hub.Get(t.Context(), key, cp); err != nil {
 		t.Fatal(err)
@@ -191,7 +156,7 @@ func TestStatusChangesDoNotReengageCredentialChangesDo(t *testing.T) {
 	if err := hub.Update(t.Context(), cp); err != nil {
 		t.Fatal(err)
 	}
-	r.waitCalled(t, "p", before)
+	r.WaitMore(t, "p", before, waitTimeout)
 	if n := s.rec.Count(name); n != 1 || !first.Alive() {
 		t.Fatalf("after changing labels and spec: engaged %d times, want 1", n)
 	}

@@ -20,6 +20,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterprofile"
 )
 
@@ -63,11 +64,11 @@ func healthyStatus() v1alpha1.ClusterProfileStatus {
 // the hardened kubeconfig policy.
 func TestSecretStrategy(t *testing.T) {
 	ns := namespace(t)
-	r := newReadiness()
+	r := &providertest.Calls{}
 	s := start(t, ns, clusterprofile.Options{
 		AccessProviders: accessConfig(t, ""),
 		Secret:          &clusterprofile.SecretStrategy{ConsumerName: consumer},
-		IsReady:         r.isReady,
+		IsReady:         providertest.Counted(r, clusterprofile.ControlPlaneHealthy),
 	})
 
 	// Kubeconfig Secret.
@@ -89,7 +90,7 @@ func TestSecretStrategy(t *testing.T) {
 	s.requireReaches(t, clusterprofile.ClusterName(ns, "byplugin"), "west")
 
 	// An annotation on the Secret is looked at and changes nothing.
-	before := r.count("bysecret")
+	before := r.Count("bysecret")
 	secret := &corev1.Secret{}
 	if err := hub.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "bysecret-kubeconfig"}, secret); err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestSecretStrategy(t *testing.T) {
 	if err := hub.Update(t.Context(), secret); err != nil {
 		t.Fatal(err)
 	}
-	r.waitCalled(t, "bysecret", before)
+	r.WaitMore(t, "bysecret", before, waitTimeout)
 	if n := s.rec.Count(name); n != 1 || !first.Alive() {
 		t.Fatalf("engaged %d times after an annotation change, want 1", n)
 	}

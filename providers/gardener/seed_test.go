@@ -4,10 +4,8 @@
 package gardener_test
 
 import (
-	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,28 +20,9 @@ import (
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 )
-
-// usability wraps ShootAwake and counts its calls per Shoot, so that tests know when the
-// provider has looked at a Cluster object again.
-type usability struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (u *usability) isUsable(ctx context.Context, shoot *gardencorev1beta1.Shoot) bool {
-	u.mu.Lock()
-	u.calls[shoot.Name]++
-	u.mu.Unlock()
-	return gardener.ShootAwake(ctx, shoot)
-}
-
-func (u *usability) count(name string) int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.calls[name]
-}
 
 // TestSeedFollowsTokenRenewal engages a shoot control plane of the seed, and checks that a
 // renewed token in the Secret "gardener" engages it again, that metadata changes of the Secret
@@ -51,8 +30,8 @@ func (u *usability) count(name string) int {
 // and that deleting the Cluster object disengages it.
 func TestSeedFollowsTokenRenewal(t *testing.T) {
 	ctx := t.Context()
-	u := &usability{calls: map[string]int{}}
-	r := startSeed(t, gardener.Options{IsReady: u.isUsable, Namespaces: []string{"garden-renewal"}})
+	u := &providertest.Calls{}
+	r := startSeed(t, gardener.Options{IsReady: providertest.Counted(u, gardener.ShootAwake), Namespaces: []string{"garden-renewal"}})
 
 	token := memberToken(t, "east", "renewal-one")
 	if err := writeSeedSecret(ctx, "shoot--renewal--one", token, nil); err != nil {
@@ -72,7 +51,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 
 	// gardener-resource-manager marks the Secret, gardenlet labels the Cluster: no change of
 	// credentials, no re-engage.
-	before := u.count("one")
+	before := u.Count("one")
 	stamp := time.Now().UTC().Format(time.RFC3339)
 	if err := writeSeedSecret(ctx, "shoot--renewal--one", token, map[string]string{
 		"serviceaccount.resources.gardener.cloud/token-renew-timestamp": stamp,
@@ -85,7 +64,7 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the provider looks at the Cluster again", func() error {
-		if u.count("one") < before+2 {
+		if u.Count("one") < before+2 {
 			return errors.New("not yet")
 		}
 		return nil

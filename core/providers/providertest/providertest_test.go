@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -166,5 +169,34 @@ func TestEventuallyFailsAfterTimeout(t *testing.T) {
 	}()
 	if !ft.failed {
 		t.Fatal("Eventually did not fail a check that never passes")
+	}
+}
+
+func TestCallsCountsPerName(t *testing.T) {
+	var calls providertest.Calls
+	ready := providertest.Counted(&calls, func(_ context.Context, cm *corev1.ConfigMap) bool { return cm.Name == "a" })
+	a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	if !ready(t.Context(), a) || ready(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}) {
+		t.Error("Counted changed what the hook returns")
+	}
+	ready(t.Context(), a)
+	if calls.Count("a") != 2 || calls.Count("b") != 1 || calls.Count("c") != 0 {
+		t.Errorf("counts a=%d b=%d c=%d, want 2 1 0", calls.Count("a"), calls.Count("b"), calls.Count("c"))
+	}
+	if got := calls.TypeOf("a"); got != "*v1.ConfigMap" {
+		t.Errorf("TypeOf(a) = %q, want *v1.ConfigMap", got)
+	}
+	calls.WaitMore(t, "a", 1, time.Second)
+	ft := &failingT{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != ft {
+				panic(r)
+			}
+		}()
+		calls.WaitMore(ft, "a", 2, 100*time.Millisecond)
+	}()
+	if !ft.failed {
+		t.Error("WaitMore did not fail without another call")
 	}
 }
