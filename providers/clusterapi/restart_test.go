@@ -13,47 +13,33 @@ import (
 	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/clusterapi"
 )
 
 // TestHostRestart stops the management cluster's apiserver while Clusters are engaged, for
 // longer than the provider's CacheSyncTimeout, and starts it again (providertest.RunRestartTest).
-// It has a fleet of its own, since a host outage would disturb every other test of the package.
 func TestHostRestart(t *testing.T) {
-	t.Parallel()
-	f := envtest.StartForTest(t, "host", "member")
-	host := f.Member("host")
-	if err := installCRD(t.Context(), host.Config()); err != nil {
-		t.Fatal(err)
-	}
-	c := host.ClientForTest(t, client.Options{Scheme: scheme})
-	ns := envtest.NamespaceForTest(t, "fleet", host)
-	p, err := clusterapi.New(host.Config(), clusterapi.Options{Namespaces: []string{ns}, Options: providertest.RestartKitOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: host, Wait: waitTimeout,
-		Subjects: []providertest.RestartSubject{{
-			Provider: p,
-			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
-				return clusterapi.ClusterName(ns, name), createReadyCluster(ctx, c, ns, name, f.Member("member").Kubeconfig())
-			},
-			Remove: func(ctx context.Context, name string) error {
-				return c.Delete(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-			},
-		}},
-		MemberWorks: func(ctx context.Context, member cluster.Cluster) error {
-			return member.GetAPIReader().List(ctx, &corev1.ConfigMapList{})
+	providertest.RunRestartTest(t, providertest.RestartTest{Scheme: scheme, Install: installCRD, Wait: waitTimeout, Subjects: restartClusters})
+}
+
+// restartClusters are ready Clusters of the restart fleet's namespace, reaching its member.
+func restartClusters(_ *testing.T, f providertest.RestartFleet) []providertest.RestartSubject {
+	return []providertest.RestartSubject{{
+		New: func(o kit.Options) (providertest.Provider, error) {
+			return clusterapi.New(f.Host.Config(), clusterapi.Options{Namespaces: []string{f.Namespace}, Options: o})
 		},
-	})
+		Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+			err := createReadyCluster(ctx, f.Client, f.Namespace, name, f.Member.Kubeconfig())
+			return clusterapi.ClusterName(f.Namespace, name), err
+		},
+		Remove: f.Delete(&clusterv1.Cluster{}),
+	}}
 }
 
 // createReadyCluster creates, through c, the kubeconfig Secret and a ready (control plane

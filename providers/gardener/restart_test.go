@@ -14,13 +14,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	extensionsv1alpha1 "github.com/gardener/gardener/pkg/apis/extensions/v1alpha1"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
+	"mcr.dev/core/providers/kit"
 	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/gardener"
 	"mcr.dev/providers/gardener/internal/frontproxy"
@@ -28,33 +27,34 @@ import (
 
 // TestHostRestart stops the host apiserver, which is the seed of a seed provider and, behind a
 // front-proxy, the garden of a garden provider, while both have members engaged, for longer
-// than the providers' CacheSyncTimeout, and starts it again (providertest.RunRestartTest). It
-// runs on a fleet of its own, so that the outage disturbs no other test.
+// than the providers' CacheSyncTimeout, and starts it again (providertest.RunRestartTest).
 func TestHostRestart(t *testing.T) {
-	t.Parallel()
-	f := envtest.StartForTest(t, "seed", "shoot")
-	seedMember := f.Member("seed")
-	if err := installCRDs(t.Context(), seedMember.Config()); err != nil {
-		t.Fatal(err)
-	}
-	c := seedMember.ClientForTest(t, client.Options{Scheme: scheme})
-	const technicalIDPrefix = "shoot--restart--"
-	// add creates the control plane of shoot name: its namespace, Secret "gardener" and
-	// Cluster object.
-	add := func(ctx context.Context, name string) (string, error) {
-		kubeconfig, err := f.Member("shoot").ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{Name: name})
+	providertest.RunRestartTest(t, providertest.RestartTest{Scheme: scheme, Install: installCRDs, Wait: waitTimeout, Subjects: restartTopologies})
+}
+
+// restartTechnicalIDPrefix starts the technical IDs of the seed's control planes.
+const restartTechnicalIDPrefix = "shoot--restart--"
+
+// restartTopologies are a seed provider, whose members are control planes of the host, and a
+// garden provider, whose members are Shoots of a project reached through a front-proxy; both
+// reach the fleet's member.
+func restartTopologies(t *testing.T, f providertest.RestartFleet) []providertest.RestartSubject {
+	// addControlPlane creates the control plane of shoot name: its namespace, Secret "gardener"
+	// and Cluster object.
+	addControlPlane := func(ctx context.Context, name string) (string, error) {
+		kubeconfig, err := f.Member.ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{Name: name})
 		if err != nil {
 			return "", err
 		}
-		technicalID := technicalIDPrefix + name
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: technicalID}}); err != nil {
+		technicalID := restartTechnicalIDPrefix + name
+		if err := f.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: technicalID}}); err != nil {
 			return "", err
 		}
 		secret := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: technicalID, Name: gardener.SeedSecretName},
 			Data:       map[string][]byte{gardener.SeedKubeconfigKey: kubeconfig},
 		}
-		if err := c.Create(ctx, secret); err != nil {
+		if err := f.Client.Create(ctx, secret); err != nil {
 			return "", err
 		}
 		raw, err := json.Marshal(embeddedShoot("restart", name, nil))
@@ -69,21 +69,22 @@ func TestHostRestart(t *testing.T) {
 				Shoot:        runtime.RawExtension{Raw: raw},
 			},
 		}
-		return technicalID, c.Create(ctx, obj)
+		return technicalID, f.Client.Create(ctx, obj)
 	}
-	// The garden: Shoots backed by the shoot member, reached through a front-proxy.
-	minter, err := frontproxy.NewServiceAccountMinter(map[string]*rest.Config{f.Member("shoot").Host(): f.Member("shoot").Config()})
+	// The garden: Shoots of the fleet's namespace backed by the member, reached through a
+	// front-proxy.
+	minter, err := frontproxy.NewServiceAccountMinter(map[string]*rest.Config{f.Member.Host(): f.Member.Config()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(minter.Close)
-	proxy, err := frontproxy.Start(frontproxy.Options{Garden: seedMember.Config(), Mint: minter.Mint})
+	proxy, err := frontproxy.Start(frontproxy.Options{Garden: f.Host.Config(), Mint: minter.Mint})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
 	rules := providertest.MustManifestRules(t, "config/rbac-garden.yaml", "ClusterRole")
-	identity, err := seedMember.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Name: "garden", ClusterRules: rules})
+	identity, err := f.Host.ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{Name: "garden", ClusterRules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,49 +92,35 @@ func TestHostRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const project = "garden-restart"
-	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: project}}); err != nil {
-		t.Fatal(err)
-	}
 	addShoot := func(ctx context.Context, name string) error {
 		shoot := &gardencorev1beta1.Shoot{
-			ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.Namespace, Name: name},
 			Spec:       gardencorev1beta1.ShootSpec{Region: "local", Provider: gardencorev1beta1.Provider{Type: "local"}},
 		}
-		if err := c.Create(ctx, shoot); err != nil {
+		if err := f.Client.Create(ctx, shoot); err != nil {
 			return err
 		}
-		shoot.Status = usableStatus(project, name, f.Member("shoot").Host())
-		return c.Status().Update(ctx, shoot)
+		shoot.Status = usableStatus(f.Namespace, name, f.Member.Host())
+		return f.Client.Status().Update(ctx, shoot)
 	}
-	kitOptions := providertest.RestartKitOptions()
-	p, err := gardener.New(seedMember.Config(), gardener.Options{Topology: gardener.TopologySeed, Options: kitOptions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gp, err := gardener.New(proxy.ConfigFor(gardenCfg), gardener.Options{Namespaces: []string{project}, Options: kitOptions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	providertest.RunRestartTest(t, providertest.RestartTest{
-		Host: seedMember, Wait: waitTimeout,
-		Subjects: []providertest.RestartSubject{{
-			Provider: p,
-			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
-				technicalID, err := add(ctx, name)
-				return gardener.SeedClusterName(technicalID), err
-			},
-			Remove: func(ctx context.Context, name string) error {
-				return c.Delete(ctx, &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: technicalIDPrefix + name}})
-			},
-		}, {
-			Provider: gp,
-			Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
-				return gardener.ShootClusterName(project, name), addShoot(ctx, name)
-			},
-			Remove: func(ctx context.Context, name string) error {
-				return c.Delete(ctx, &gardencorev1beta1.Shoot{ObjectMeta: metav1.ObjectMeta{Namespace: project, Name: name}})
-			},
-		}},
-	})
+	return []providertest.RestartSubject{{
+		New: func(o kit.Options) (providertest.Provider, error) {
+			return gardener.New(f.Host.Config(), gardener.Options{Topology: gardener.TopologySeed, Options: o})
+		},
+		Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+			technicalID, err := addControlPlane(ctx, name)
+			return gardener.SeedClusterName(technicalID), err
+		},
+		Remove: func(ctx context.Context, name string) error {
+			return f.Client.Delete(ctx, &extensionsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: restartTechnicalIDPrefix + name}})
+		},
+	}, {
+		New: func(o kit.Options) (providertest.Provider, error) {
+			return gardener.New(proxy.ConfigFor(gardenCfg), gardener.Options{Namespaces: []string{f.Namespace}, Options: o})
+		},
+		Add: func(ctx context.Context, name string) (multicluster.ClusterName, error) {
+			return gardener.ShootClusterName(f.Namespace, name), addShoot(ctx, name)
+		},
+		Remove: f.Delete(&gardencorev1beta1.Shoot{}),
+	}}
 }

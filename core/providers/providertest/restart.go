@@ -9,6 +9,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/envtest"
@@ -31,56 +38,105 @@ func RestartKitOptions() kit.Options {
 	return TestKitOptions(kit.Options{CacheSyncTimeout: RestartCacheSyncTimeout}, nil)
 }
 
+// RestartFleet is the fleet RunRestartTest starts for a RestartTest: one of its own, since a
+// host outage would disturb every other test sharing a fleet.
+type RestartFleet struct {
+	// Host is the apiserver the providers discover their members from, the one that stops.
+	Host *envtest.Member
+	// Member is an apiserver that stays up, for the members' kubeconfigs to reach.
+	Member *envtest.Member
+	// Namespace is a namespace of Host for the source of truth.
+	Namespace string
+	// Client is an admin client of Host with RestartTest.Scheme.
+	Client client.Client
+}
+
+// Delete returns a RestartSubject.Remove that deletes, through Client, the object of obj's kind
+// named after the member in Namespace (ignored for a cluster-scoped kind): the usual removal,
+// where a member is one object of the source of truth.
+func (f RestartFleet) Delete(obj client.Object) func(ctx context.Context, name string) error {
+	return func(ctx context.Context, name string) error {
+		o, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return fmt.Errorf("deleting member %s: %T is not a client.Object", name, obj)
+		}
+		o.SetNamespace(f.Namespace)
+		o.SetName(name)
+		return f.Client.Delete(ctx, o)
+	}
+}
+
 // RestartSubject is one provider of a RestartTest, with how its members are added and removed on
 // the host. The member names RunRestartTest passes are "stays", "goes" and "added".
 type RestartSubject struct {
-	// Provider is the provider under test, not started: RunRestartTest starts it.
-	Provider Provider
+	// New builds the provider under test with kit options o (RestartKitOptions, with the
+	// test's CacheSyncTimeout); RunRestartTest starts it.
+	New func(o kit.Options) (Provider, error)
 	// Add creates on the host a member the provider engages, and returns the name it engages
 	// it under.
 	Add func(ctx context.Context, name string) (multicluster.ClusterName, error)
-	// Remove deletes from the host the member Add created as name.
+	// Remove deletes from the host the member Add created as name (see RestartFleet.Delete).
 	Remove func(ctx context.Context, name string) error
 }
 
 // RestartTest is a host restart: the apiserver a provider discovers its members from stops, while
 // members are engaged, for twice CacheSyncTimeout, and starts again.
 type RestartTest struct {
-	// Host is the apiserver that stops; its data and address survive the restart.
-	Host *envtest.Member
+	// Scheme is the scheme of RestartFleet.Client, with the types of the provider's source of
+	// truth. Default: client-go's.
+	Scheme *runtime.Scheme
+	// Install, when set, prepares the host before Subjects runs (installs the CRDs of the
+	// provider's source of truth, say).
+	Install func(ctx context.Context, host *rest.Config) error
+	// Subjects returns the providers that read f.Host (several, when a provider has several
+	// topologies over one host). It may fail t.
+	Subjects func(t *testing.T, f RestartFleet) []RestartSubject
 	// CacheSyncTimeout is the providers' kit.Options.CacheSyncTimeout: the outage lasts twice as
 	// long, so that anything bounded by it gives up. Default: RestartCacheSyncTimeout.
 	CacheSyncTimeout time.Duration
-	// Subjects are the providers that read Host (several, when a provider has several topologies
-	// over one host).
-	Subjects []RestartSubject
 	// Wait bounds the engagements before the outage and the providers' shutdown. Default:
 	// DefaultRestartRecovery.
 	Wait time.Duration
 	// Recovery bounds the engagement and disengagement after the restart. Default:
 	// DefaultRestartRecovery.
 	Recovery time.Duration
-	// MemberWorks, when set, checks after the outage that a member engaged before it still
-	// answers (its apiserver never stopped).
+	// MemberWorks checks after the outage that a member engaged before it still answers (its
+	// apiserver never stopped). Default: MemberAnswers.
 	MemberWorks func(ctx context.Context, member cluster.Cluster) error
+}
+
+// MemberAnswers lists Namespaces through member's API reader, uncached, and counts a Forbidden
+// answer as an answer: the member authenticated the request, and what the member's identity
+// may read is up to the provider's user. Any other error is returned.
+func MemberAnswers(ctx context.Context, member cluster.Cluster) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := member.GetAPIReader().List(ctx, list, client.Limit(1)); err != nil && !apierrors.IsForbidden(err) {
+		return err
+	}
+	return nil
 }
 
 // restartSubject is a started subject and its engagements.
 type restartSubject struct {
 	RestartSubject
+	Provider    Provider
 	rec         *Recorder
 	stays, goes multicluster.ClusterName
 	staysEng    *Engagement
 	goesEng     *Engagement
 }
 
-// RunRestartTest starts every subject with members "stays" and "goes" engaged, stops the host for
-// twice CacheSyncTimeout, failing the test as soon as an engagement ends or Get stops returning the
-// engaged cluster, and starts the host again; then it adds "added" and removes "goes", and checks
-// that each subject engages the one and disengages the other while "stays" keeps its single
-// engagement.
+// RunRestartTest starts a fleet of its own ("host" and "member"), in parallel with the
+// package's other tests, installs rt.Install on the host and starts every subject with members
+// "stays" and "goes" engaged. It stops the host for twice CacheSyncTimeout, failing the test as
+// soon as an engagement ends or Get stops returning the engaged cluster, checks that "stays"
+// still works (MemberWorks) and starts the host again; then it adds "added" and removes "goes",
+// and checks that each subject engages the one and disengages the other while "stays" keeps its
+// single engagement.
 func RunRestartTest(t *testing.T, rt RestartTest) {
 	t.Helper()
+	t.Parallel()
 	if rt.Recovery == 0 {
 		rt.Recovery = DefaultRestartRecovery
 	}
@@ -90,29 +146,49 @@ func RunRestartTest(t *testing.T, rt RestartTest) {
 	if rt.Wait == 0 {
 		rt.Wait = DefaultRestartRecovery
 	}
+	if rt.MemberWorks == nil {
+		rt.MemberWorks = MemberAnswers
+	}
 	ctx := t.Context()
-	subjects := make([]*restartSubject, 0, len(rt.Subjects))
-	for _, sub := range rt.Subjects {
-		s := &restartSubject{RestartSubject: sub, rec: Start(t, sub.Provider, rt.Wait).Recorder}
-		var err error
+	fleet := envtest.StartForTest(t, "host", "member")
+	host := fleet.Member("host")
+	if rt.Install != nil {
+		if err := rt.Install(ctx, host.Config()); err != nil {
+			t.Fatalf("preparing the host: %v", err)
+		}
+	}
+	f := RestartFleet{
+		Host: host, Member: fleet.Member("member"),
+		Namespace: envtest.NamespaceForTest(t, "restart", host),
+		Client:    host.ClientForTest(t, client.Options{Scheme: rt.Scheme}),
+	}
+	opts := RestartKitOptions()
+	opts.CacheSyncTimeout = rt.CacheSyncTimeout
+	subjects := []*restartSubject{}
+	for i, sub := range rt.Subjects(t, f) {
+		p, err := sub.New(opts)
+		if err != nil {
+			t.Fatalf("building provider %d: %v", i, err)
+		}
+		s := &restartSubject{RestartSubject: sub, Provider: p, rec: Start(t, p, rt.Wait).Recorder}
 		if s.stays, err = sub.Add(ctx, "stays"); err != nil {
 			t.Fatalf("adding member stays: %v", err)
 		}
 		if s.goes, err = sub.Add(ctx, "goes"); err != nil {
 			t.Fatalf("adding member goes: %v", err)
 		}
-		s.staysEng = s.rec.WaitEngaged(t, sub.Provider, s.stays, rt.Wait)
-		s.goesEng = s.rec.WaitEngaged(t, sub.Provider, s.goes, rt.Wait)
+		s.staysEng = s.rec.WaitEngaged(t, p, s.stays, rt.Wait)
+		s.goesEng = s.rec.WaitEngaged(t, p, s.goes, rt.Wait)
 		subjects = append(subjects, s)
 	}
 
-	if err := rt.Host.Stop(); err != nil {
+	if err := host.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted {
-			_ = rt.Host.Start(context.Background())
+			_ = host.Start(context.Background())
 		}
 	})
 	outage := 2 * rt.CacheSyncTimeout
@@ -125,14 +201,12 @@ func RunRestartTest(t *testing.T, rt RestartTest) {
 			}
 		}
 	}
-	if rt.MemberWorks != nil {
-		for _, s := range subjects {
-			if err := rt.MemberWorks(ctx, s.staysEng.Cluster); err != nil {
-				t.Errorf("member %q stopped working while the host was down: %v", s.stays, err)
-			}
+	for _, s := range subjects {
+		if err := rt.MemberWorks(ctx, s.staysEng.Cluster); err != nil {
+			t.Errorf("member %q stopped working while the host was down: %v", s.stays, err)
 		}
 	}
-	if err := rt.Host.Start(ctx); err != nil {
+	if err := host.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
