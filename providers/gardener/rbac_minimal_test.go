@@ -5,22 +5,16 @@ package gardener_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
-	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/providers/kit"
@@ -30,7 +24,7 @@ import (
 )
 
 // rbacWindow bounds each step of the RBAC scenarios: long enough for the provider with every
-// permission of the manifest (the "nothing removed" runs show it), short enough to keep the
+// permission of the manifest (the control runs show it), short enough to keep the
 // runs that must fail quick.
 const rbacWindow = 20 * time.Second
 
@@ -72,53 +66,30 @@ func TestEachPermissionIsNeeded(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		manifest string
-		scenario func(t *testing.T, cfg *rest.Config, user string) error
+		scenario func(t *testing.T, cfg *rest.Config, user string) []string
 	}{
-		{"config/rbac-garden.yaml", func(t *testing.T, cfg *rest.Config, user string) error {
+		{"config/rbac-garden.yaml", func(t *testing.T, cfg *rest.Config, user string) []string {
 			return gardenScenario(t, proxy, flappingShoot, cfg, user)
 		}},
 		{"config/rbac-seed.yaml", seedScenario},
 	} {
-		rules := providertest.MustManifestRules(t, tc.manifest, "ClusterRole")
-		run := func(t *testing.T, rules []rbacv1.PolicyRule) error {
-			name := fmt.Sprintf("rbac-%d", rbacRuns.Add(1))
-			data, err := fleet.Member("host").ServiceAccountKubeconfig(t.Context(), envtest.ServiceAccountOptions{
-				Name: name, ClusterRules: rules,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tc.scenario(t, cfg, "system:serviceaccount:mcr-system:"+name)
-		}
 		t.Run(tc.manifest, func(t *testing.T) {
 			t.Parallel()
-			t.Run("nothing removed", func(t *testing.T) {
-				t.Parallel()
-				if err := run(t, rules); err != nil {
-					t.Fatalf("with every permission of the manifest: %v", err)
-				}
+			providertest.RunPermissionTests(t, providertest.PermissionTest{
+				Rules: providertest.MustManifestRules(t, tc.manifest, "ClusterRole"),
+				Scenario: func(t *testing.T, c providertest.PermissionCase, _ string) []string {
+					name := fmt.Sprintf("rbac-%d", rbacRuns.Add(1))
+					cfg := providertest.ServiceAccountConfig(t, fleet.Member("host"), envtest.ServiceAccountOptions{Name: name, ClusterRules: c.Rules})
+					return tc.scenario(t, cfg, "system:serviceaccount:mcr-system:"+name)
+				},
 			})
-			for _, r := range providertest.EachPermissionRemoved(rules) {
-				t.Run("without "+r.Removed, func(t *testing.T) {
-					t.Parallel()
-					err := run(t, r.Rules)
-					if err == nil {
-						t.Fatalf("the provider did everything without %s: the permission is not needed, remove it from %s", r.Removed, tc.manifest)
-					}
-					t.Logf("without %s: %v", r.Removed, err)
-				})
-			}
 		})
 	}
 }
 
 // startForRBAC starts a provider that may fail to start (its cache cannot sync without the
-// permission taken away) and returns a channel closed when Start returned, and its error.
-func startForRBAC(t *testing.T, cfg *rest.Config, opts gardener.Options) (*gardener.Provider, <-chan struct{}, *error) {
+// permission taken away), as a trial whose steps wait at most rbacWindow.
+func startForRBAC(t *testing.T, cfg *rest.Config, opts gardener.Options) (*gardener.Provider, *providertest.Trial) {
 	t.Helper()
 	opts.Logger = (&logBuffer{}).Logger()
 	opts.CacheSyncTimeout = 10 * time.Second
@@ -127,115 +98,52 @@ func startForRBAC(t *testing.T, cfg *rest.Config, opts gardener.Options) (*garde
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Start fails when the host cache cannot sync: within reports that, so the run keeps it.
-	var startErr error
-	run := providertest.RunInBackground(t, "the provider", waitTimeout, func(ctx context.Context) error {
-		startErr = p.Start(ctx, providertest.NewRecorder())
-		return nil
-	})
-	return p, run.Done(), &startErr
+	return p, providertest.StartTrial(t, p, rbacWindow, waitTimeout)
 }
 
-// within polls check for rbacWindow, and gives up early when the provider stopped.
-func within(what string, stopped <-chan struct{}, startErr *error, check func() error) error {
-	deadline := time.Now().Add(rbacWindow)
-	for {
-		err := check()
-		if err == nil {
-			return nil
+// memberSteps checks in trial that member name, present at start or added by add once the
+// previous one is engaged, is engaged and has a ClusterEngaged Event, and then that flapping's
+// Warnings make a series (providertest.FlappingMemberSteps); with all of that done, that no
+// request of user was refused. It returns what failed.
+func memberSteps(trial *providertest.Trial, kind, ns string, get func(name string) error, names []func() string, flap *envtest.Forwarder, flapping, user string) []string {
+	ctx := context.Background()
+	events := func(name string) func(reason string) int32 {
+		return func(reason string) int32 {
+			return providertest.EventCount(ctx, host, eventNamespace(ns), providertest.EventTarget{Kind: kind, Name: name}, reason)
 		}
-		select {
-		case <-stopped:
-			return fmt.Errorf("%s: the provider stopped: %w", what, *startErr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not within %s: %w", what, rbacWindow, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// noneRefused returns an error if, within a few seconds, a log line says the host refused a
-// request of user.
-func noneRefused(user string) error {
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, line := range providertest.ProcessLogs.Lines() {
-			if strings.Contains(line, user) && strings.Contains(strings.ToLower(line), "forbidden") {
-				return fmt.Errorf("a request was refused: %s", line)
-			}
+	for _, next := range names {
+		name := next()
+		if !trial.Within(kind+" "+name+" engaged", func() bool { return get(name) == nil }) ||
+			!trial.Within("Event ClusterEngaged on "+kind+" "+name, func() bool { return events(name)(kit.ReasonClusterEngaged) >= 1 }) {
+			return trial.Failures()
 		}
-		time.Sleep(250 * time.Millisecond)
 	}
-	return nil
+	if providertest.FlappingMemberSteps(trial, flap, events(flapping)) {
+		trial.WatchForbidden(user, 5*time.Second, &providertest.ProcessLogs)
+	}
+	return trial.Failures()
 }
 
 // gardenScenario: a Shoot that exists before the provider starts and one created once the first
-// is engaged are engaged (adminkubeconfig), with ClusterEngaged Events, and nothing is refused.
-func gardenScenario(t *testing.T, proxy *frontproxy.Server, flappingShoot func(ns, server string), cfg *rest.Config, user string) error {
+// is engaged are engaged (adminkubeconfig), with ClusterEngaged Events, a flapping Shoot's
+// Warnings make a series, and nothing is refused.
+func gardenScenario(t *testing.T, proxy *frontproxy.Server, flappingShoot func(ns, server string), cfg *rest.Config, user string) []string {
 	ns := newNamespace(t, "garden-rbac")
 	usableShoot(t, ns, "before", "east")
 	flap := envtest.StartForwarderForTest(t, fleet.Member("east"))
 	flappingShoot(ns, flap.URL())
 	usableShoot(t, ns, "flapping", "east")
-	p, stopped, startErr := startForRBAC(t, proxy.ConfigFor(cfg), gardener.Options{Topology: gardener.TopologyGarden, Namespaces: []string{ns}})
-	for _, name := range []string{"before", "after"} {
-		if name == "after" {
-			usableShoot(t, ns, name, "west")
-		}
-		if err := within("Shoot "+name+" engaged", stopped, startErr, func() error {
-			_, err := p.Get(t.Context(), gardener.ShootClusterName(ns, name))
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := within("Event ClusterEngaged on Shoot "+name, stopped, startErr, func() error {
-			return hasEvent(t.Context(), "Shoot", ns, name, kit.ReasonClusterEngaged)
-		}); err != nil {
-			return err
-		}
-	}
-	if err := flapScenario(t.Context(), flap, "Shoot", ns, "flapping", stopped, startErr); err != nil {
+	p, trial := startForRBAC(t, proxy.ConfigFor(cfg), gardener.Options{Topology: gardener.TopologyGarden, Namespaces: []string{ns}})
+	get := func(name string) error {
+		_, err := p.Get(t.Context(), gardener.ShootClusterName(ns, name))
 		return err
 	}
-	return noneRefused(user)
-}
-
-// flapScenario shows that the same Warning recorded again for unchanged objects is counted in
-// its Event's series (a patch): Unauthorized, ClusterUnreachable while flap is down,
-// Unauthorized again once it is up.
-func flapScenario(ctx context.Context, flap *envtest.Forwarder, kind, namespace, name string, stopped <-chan struct{}, startErr *error) error {
-	if err := within("Event Unauthorized on "+name, stopped, startErr, func() error {
-		return hasEvent(ctx, kind, namespace, name, kit.ReasonUnauthorized)
-	}); err != nil {
-		return err
+	names := []func() string{
+		func() string { return "before" },
+		func() string { usableShoot(t, ns, "after", "west"); return "after" },
 	}
-	flap.Down()
-	if err := within("Event ClusterUnreachable on "+name, stopped, startErr, func() error {
-		return hasEvent(ctx, kind, namespace, name, kit.ReasonClusterUnreachable)
-	}); err != nil {
-		return err
-	}
-	if err := flap.Up(); err != nil {
-		return err
-	}
-	return within("the second Unauthorized Event of "+name+" counted in a series", stopped, startErr, func() error {
-		evNS := namespace
-		if evNS == "" {
-			evNS = metav1.NamespaceDefault
-		}
-		var list eventsv1.EventList
-		if err := host.List(ctx, &list, client.InNamespace(evNS)); err != nil {
-			return err
-		}
-		for _, e := range list.Items {
-			if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == kit.ReasonUnauthorized && e.Series != nil && e.Series.Count >= 2 {
-				return nil
-			}
-		}
-		return errors.New("no Unauthorized Event with a series")
-	})
+	return memberSteps(trial, "Shoot", ns, get, names, flap, "flapping", user)
 }
 
 // refusedKubeconfig returns a kubeconfig for server (a forwarder in front of east) with a token
@@ -250,9 +158,9 @@ func refusedKubeconfig(server string) ([]byte, error) {
 }
 
 // seedScenario: a control plane that exists before the provider starts and one created once the
-// first is engaged are engaged (Secret "gardener"), with ClusterEngaged Events, and nothing is
-// refused.
-func seedScenario(t *testing.T, cfg *rest.Config, user string) error {
+// first is engaged are engaged (Secret "gardener"), with ClusterEngaged Events, a flapping
+// control plane's Warnings make a series, and nothing is refused.
+func seedScenario(t *testing.T, cfg *rest.Config, user string) []string {
 	project := fmt.Sprintf("rbacseed%d", rbacRuns.Add(1))
 	add := func(name string) string {
 		if err := writeSeedSecret(t.Context(), "shoot--"+project+"--"+name, memberToken(t, "west", project+"-"+name), nil); err != nil {
@@ -277,37 +185,11 @@ func seedScenario(t *testing.T, cfg *rest.Config, user string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, stopped, startErr := startForRBAC(t, cfg, gardener.Options{Topology: gardener.TopologySeed, Namespaces: []string{"garden-" + project}})
-	for _, name := range []string{before, ""} {
-		if name == "" {
-			name = add("after")
-		}
-		if err := within("control plane "+name+" engaged", stopped, startErr, func() error {
-			_, err := p.Get(t.Context(), gardener.SeedClusterName(name))
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := within("Event ClusterEngaged on Cluster "+name, stopped, startErr, func() error {
-			return hasEvent(t.Context(), "Cluster", "", name, kit.ReasonClusterEngaged)
-		}); err != nil {
-			return err
-		}
-	}
-	if err := flapScenario(t.Context(), flap, "Cluster", "", flapping, stopped, startErr); err != nil {
+	p, trial := startForRBAC(t, cfg, gardener.Options{Topology: gardener.TopologySeed, Namespaces: []string{"garden-" + project}})
+	get := func(name string) error {
+		_, err := p.Get(t.Context(), gardener.SeedClusterName(name))
 		return err
 	}
-	return noneRefused(user)
-}
-
-// hasEvent returns nil once the object has an Event of reason.
-func hasEvent(ctx context.Context, kind, namespace, name, reason string) error {
-	notes, err := eventNotes(ctx, kind, namespace, name, reason)
-	if err != nil {
-		return err
-	}
-	if len(notes) == 0 {
-		return errors.New("no such Event")
-	}
-	return nil
+	names := []func() string{func() string { return before }, func() string { return add("after") }}
+	return memberSteps(trial, "Cluster", "", get, names, flap, flapping, user)
 }

@@ -202,6 +202,44 @@ func (tr *Trial) FailForbidden(user string, logs ...*LogBuffer) {
 	}
 }
 
+// WatchForbidden is FailForbidden, looking again until watch has passed: a watch the host
+// refuses does not stop a provider (its cache lists again, with backoff), so its Forbidden
+// error may be logged after every step of the trial succeeded.
+func (tr *Trial) WatchForbidden(user string, watch time.Duration, logs ...*LogBuffer) {
+	for deadline := time.Now().Add(watch); ; time.Sleep(trialPoll) {
+		for _, b := range logs {
+			if lines := b.All(user, "forbidden"); len(lines) > 0 {
+				tr.Fail("Forbidden: " + lines[0])
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// FlappingMemberSteps checks, in trial, that the kit records the same Warning again for an
+// unchanged object as a series of its Event (a patch, which needs a permission of its own): a
+// member behind flap whose credentials its apiserver refuses is reported Unauthorized, then
+// ClusterUnreachable while flap is down, then Unauthorized again once flap is up. events
+// returns how often an Event of reason was recorded on the member's object (see EventCount).
+// It stops at the first step that fails and reports whether all succeeded.
+func FlappingMemberSteps(trial *Trial, flap *envtest.Forwarder, events func(reason string) int32) bool {
+	if !trial.Within("Event Unauthorized recorded", func() bool { return events("Unauthorized") >= 1 }) {
+		return false
+	}
+	flap.Down()
+	if !trial.Within("Event ClusterUnreachable recorded", func() bool { return events("ClusterUnreachable") >= 1 }) {
+		return false
+	}
+	if err := flap.Up(); err != nil {
+		trial.Fail(fmt.Sprintf("bringing the member back: %v", err))
+		return false
+	}
+	return trial.Within("the second Unauthorized Event counted in a series", func() bool { return events("Unauthorized") >= 2 })
+}
+
 // Failures returns the failures recorded, and Start's error if it returned early.
 func (tr *Trial) Failures() []string {
 	ended := tr.Ended()
