@@ -91,15 +91,7 @@ func driveMarkedClusters(t *testing.T, check *providertest.LeakCheck, marked []p
 	writeKubeconfig(t, rot, firstData)
 	s.waitDisengagedInstance(t, working)
 	last := s.WaitEngaged(t, rot.clusterName())
-	var list clusterv1.ClusterList
-	if err := mgmt.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		if err := mgmt.Delete(t.Context(), &list.Items[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	providertest.DeleteAll(t, mgmt, &clusterv1.ClusterList{}, client.InNamespace(ns))
 	s.WaitDisengaged(t, rot.clusterName(), last)
 	if got := s.provider.ListClusters(); len(got) != 0 {
 		t.Errorf("ListClusters() = %v after deleting every Cluster", got)

@@ -216,21 +216,8 @@ func TestNeverReportsCredentials(t *testing.T) {
 	}
 
 	// Removal.
-	var list v1alpha1.ClusterProfileList
-	if err := hub.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		if err := hub.Delete(t.Context(), &list.Items[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, "every profile disengaged", func() error {
-		if got := s.provider.ListClusters(); len(got) > 0 {
-			return fmt.Errorf("still engaged: %v", got)
-		}
-		return nil
-	})
+	providertest.DeleteAll(t, hub, &v1alpha1.ClusterProfileList{}, client.InNamespace(ns))
+	providertest.WaitNoneEngaged(t, s.provider, waitTimeout)
 
 	leaks.Report(t, providertest.LeakReport{
 		Logs:   []*providertest.LogBuffer{s.logs},

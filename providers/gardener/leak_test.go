@@ -202,15 +202,7 @@ func TestNeverReportsCredentials(t *testing.T) {
 	}
 
 	// Removal.
-	var shoots gardencorev1beta1.ShootList
-	if err := host.List(t.Context(), &shoots, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range shoots.Items {
-		if err := host.Delete(t.Context(), &shoots.Items[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	providertest.DeleteAll(t, host, &gardencorev1beta1.ShootList{}, client.InNamespace(ns))
 	var clusters extensionsv1alpha1.ClusterList
 	if err := host.List(t.Context(), &clusters); err != nil {
 		t.Fatal(err)
@@ -223,12 +215,7 @@ func TestNeverReportsCredentials(t *testing.T) {
 		}
 	}
 	for _, r := range []*running{garden, seed} {
-		eventually(t, "every member disengaged", func() error {
-			if got := r.provider.ListClusters(); len(got) > 0 {
-				return fmt.Errorf("still engaged: %v", got)
-			}
-			return nil
-		})
+		providertest.WaitNoneEngaged(t, r.provider, waitTimeout)
 	}
 
 	leaks.Report(t, providertest.LeakReport{

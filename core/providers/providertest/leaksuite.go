@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"mcr.dev/core/kubeconfig"
@@ -207,6 +209,45 @@ func RotateThroughProblem(t testing.TB, logs *LogBuffer, cluster multicluster.Cl
 	Eventually(t, timeout, "rotation back from "+what+" resolved", func() error {
 		if count(ProblemResolvedLogged) == resolved {
 			return fmt.Errorf("no resolution logged for %s", cluster)
+		}
+		return nil
+	})
+}
+
+// DeleteAll deletes, with c, every object c lists into list with opts: the last step of a leak
+// test, where every member goes at once and its disengagement is reported like the rest.
+func DeleteAll(t testing.TB, c client.Client, list client.ObjectList, opts ...client.ListOption) {
+	t.Helper()
+	if err := c.List(t.Context(), list, opts...); err != nil {
+		t.Fatalf("listing the members to delete: %v", err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, item := range items {
+		obj, ok := item.(client.Object)
+		if !ok {
+			t.Fatalf("deleting the members: %T is not a client.Object", item)
+		}
+		if err := c.Delete(t.Context(), obj); err != nil {
+			t.Fatalf("deleting %s: %v", obj.GetName(), err)
+		}
+	}
+}
+
+// ClusterLister is a provider that lists the clusters it has engaged, as every provider on the
+// kit does.
+type ClusterLister interface {
+	ListClusters() []multicluster.ClusterName
+}
+
+// WaitNoneEngaged waits up to timeout until p lists no engaged cluster.
+func WaitNoneEngaged(t testing.TB, p ClusterLister, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, "every member disengaged", func() error {
+		if got := p.ListClusters(); len(got) > 0 {
+			return fmt.Errorf("still engaged: %v", got)
 		}
 		return nil
 	})
