@@ -37,6 +37,7 @@ var needs = map[string][]string{
 	NoReengageOnResync:           {EngageOnAdd},
 	RepeatedCredentialRotation:   {EngageOnAdd},
 	ServedAcrossResyncs:          {EngageOnAdd},
+	ReengageOnServerChange:       {EngageOnAdd},
 }
 
 // dependencySkipPrefix starts the message of a test skipped because a rule it needs failed.

@@ -171,7 +171,7 @@ func preflight(ctx context.Context, s *fleetServer) error {
 		problems = append(problems, fmt.Sprintf("Kubernetes %s.%s: the suite needs 1.%d or later (bound ServiceAccount tokens)", v.Major, v.Minor, minMinorVersion))
 	}
 	for gv, resources := range map[string][]string{
-		"v1":                           {"namespaces", "serviceaccounts", "serviceaccounts/token", "configmaps"},
+		"v1":                           {"namespaces", "serviceaccounts", "serviceaccounts/token", "secrets", "configmaps"},
 		"rbac.authorization.k8s.io/v1": {"clusterrolebindings"},
 		"authorization.k8s.io/v1":      {"selfsubjectaccessreviews"},
 	} {
@@ -218,6 +218,10 @@ var requiredAccess = []authorizationv1.ResourceAttributes{
 	{Verb: "delete", Resource: "serviceaccounts"},
 	{Verb: "list", Resource: "serviceaccounts"},
 	{Verb: "create", Resource: "serviceaccounts", Subresource: "token"},
+	// Each token is bound to a Secret: deleting it revokes the token (a rotation's revokeOld).
+	{Verb: "create", Resource: "secrets"},
+	{Verb: "delete", Resource: "secrets"},
+	{Verb: "list", Resource: "secrets"},
 	{Verb: "create", Group: rbacv1.GroupName, Resource: "clusterrolebindings"},
 	{Verb: "delete", Group: rbacv1.GroupName, Resource: "clusterrolebindings"},
 	{Verb: "list", Group: rbacv1.GroupName, Resource: "clusterrolebindings"},
@@ -280,6 +284,14 @@ func (f *Fleet) removeLeftovers(ctx context.Context, s *fleetServer, matches fun
 		}
 		for i := range accounts.Items {
 			del(&accounts.Items[i])
+		}
+		// Also where no namespace controller deletes what the namespace held (envtest).
+		var secrets corev1.SecretList
+		if err := c.List(ctx, &secrets, client.InNamespace(ns.Name), ours); err != nil {
+			errs = append(errs, fmt.Errorf("listing Secrets in %s: %w", ns.Name, err))
+		}
+		for i := range secrets.Items {
+			del(&secrets.Items[i])
 		}
 		del(ns)
 		createdNamespaces.Delete([2]string{s.config.Host, ns.Name})

@@ -28,7 +28,7 @@ func TestBrokenProviderFailsFast(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.yaml")
 	o := conformance.Options{
-		Features:      conformance.ExtendedFeatures(),
+		Features:      referenceFeatures(),
 		ManagerConfig: fleet.Member("host").Config(),
 		ScaleMembers:  12,
 		ReportPath:    path,

@@ -7,16 +7,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -94,7 +97,20 @@ type FleetMember struct {
 	generation int
 	kubeconfig []byte
 	config     *rest.Config
-	accounts   []string // ServiceAccounts minted for this member, oldest first
+	// account is the member's ServiceAccount, the one identity of all its credentials; "" once
+	// the member is removed. tokens are its live tokens, oldest first.
+	account string
+	tokens  []mintedToken
+	// host is the server address in the member's kubeconfig: the apiserver's own unless
+	// MoveServer gave it another one.
+	host string
+}
+
+// mintedToken is a token of a member and the Secret it is bound to: deleting the Secret revokes
+// that token alone.
+type mintedToken struct {
+	secret string
+	token  string
 }
 
 // Add assigns an apiserver to a new member and mints its first credentials.
@@ -178,11 +194,15 @@ func (f *Fleet) Remove(ctx context.Context, name string) error {
 		return nil
 	}
 	m.mu.Lock()
-	accounts := slices.Clone(m.accounts)
+	tokens, account := slices.Clone(m.tokens), m.account
+	m.account = ""
 	m.mu.Unlock()
 	var errs []error
-	for _, sa := range accounts {
-		errs = append(errs, m.revoke(ctx, sa))
+	for _, tok := range tokens {
+		errs = append(errs, m.revokeToken(ctx, tok, false))
+	}
+	if account != "" {
+		errs = append(errs, m.deleteAccount(ctx, account))
 	}
 	f.forget(m)
 	if err := errors.Join(errs...); err != nil {
@@ -229,70 +249,127 @@ func (m *FleetMember) Member(name multicluster.ClusterName) Member {
 	return mem
 }
 
-// Rotate mints new credentials for the member, which Kubeconfig and Config return from now on.
-// The previous credentials keep working until revokeOld is called.
+// Rotate mints new credentials for the member, which Kubeconfig and Config return from now on:
+// a new token of the same ServiceAccount, so that only the credentials change, not the
+// identity. The previous token keeps working until revokeOld is called, which returns once the
+// member's apiserver refuses it.
 func (m *FleetMember) Rotate(ctx context.Context) (revokeOld func(context.Context) error, err error) {
 	m.mu.Lock()
-	if len(m.accounts) == 0 {
+	if m.account == "" {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("conformance: rotating the credentials of %q: it was removed", m.name)
 	}
-	old := m.accounts[len(m.accounts)-1]
+	old := m.tokens[len(m.tokens)-1]
 	m.mu.Unlock()
 	if _, err := m.mint(ctx); err != nil {
 		return nil, fmt.Errorf("conformance: rotating the credentials of %q: %w", m.name, err)
 	}
-	return func(ctx context.Context) error { return m.revoke(ctx, old) }, nil
+	return func(ctx context.Context) error { return m.revokeToken(ctx, old, true) }, nil
 }
 
-// mint creates a ServiceAccount bound to cluster-admin for the next generation of credentials
-// and makes a token of it the member's current credentials.
+// mint makes a new token of the member's ServiceAccount, bound to cluster-admin, its current
+// credentials; the first call creates the ServiceAccount. Each token is bound to a Secret of
+// its own, so that deleting the Secret revokes that token and no other.
 func (m *FleetMember) mint(ctx context.Context) ([]byte, error) {
 	m.mu.Lock()
 	m.generation++
-	sa := fmt.Sprintf("%s-%d", m.name, m.generation)
+	sa, first := m.account, m.account == ""
+	if first {
+		sa = m.name
+	}
+	secretName := fmt.Sprintf("%s-token-%d", m.name, m.generation)
 	m.mu.Unlock()
 
 	ns := m.fleet.namespace
-	if err := ensureNamespace(ctx, m.server.config.Host, ns, m.admin, m.fleet.labels()); err != nil {
-		return nil, err
-	}
 	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns, Labels: m.fleet.labels()}}
-	if err := m.admin.Create(ctx, account); err != nil {
-		return nil, fmt.Errorf("creating service account %s: %w", sa, err)
+	if first {
+		if err := ensureNamespace(ctx, m.server.config.Host, ns, m.admin, m.fleet.labels()); err != nil {
+			return nil, err
+		}
+		if err := m.admin.Create(ctx, account); err != nil {
+			return nil, fmt.Errorf("creating service account %s: %w", sa, err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: m.fleet.bindingName(sa), Labels: m.fleet.labels()},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+		}
+		if err := m.admin.Create(ctx, binding); err != nil {
+			return nil, fmt.Errorf("binding service account %s: %w", sa, err)
+		}
+		m.mu.Lock()
+		m.account = sa
+		m.mu.Unlock()
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: m.fleet.bindingName(sa), Labels: m.fleet.labels()},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns, Labels: m.fleet.labels()}}
+	if err := m.admin.Create(ctx, secret); err != nil {
+		return nil, fmt.Errorf("creating the Secret the token of %s is bound to: %w", sa, err)
 	}
-	if err := m.admin.Create(ctx, binding); err != nil {
-		return nil, fmt.Errorf("binding service account %s: %w", sa, err)
-	}
-	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To[int64](3600),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: secret.Name, UID: secret.UID},
+	}}
 	if err := m.admin.SubResource("token").Create(ctx, account, tr); err != nil {
 		return nil, fmt.Errorf("requesting a token for %s: %w", sa, err)
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.setKubeconfigLocked(m.host, tr.Status.Token); err != nil {
+		return nil, err
+	}
+	m.tokens = append(m.tokens, mintedToken{secret: secret.Name, token: tr.Status.Token})
+	return m.kubeconfig, nil
+}
+
+// setKubeconfigLocked makes a kubeconfig for the member's apiserver at host ("" for its own
+// address) with token the member's current credentials.
+func (m *FleetMember) setKubeconfigLocked(host, token string) error {
 	serverCfg := m.server.config
+	server := serverCfg.Host
+	if host != "" {
+		server = host
+	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters[m.name] = &clientcmdapi.Cluster{Server: serverCfg.Host, CertificateAuthorityData: serverCfg.CAData,
+	kc.Clusters[m.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: serverCfg.CAData,
 		InsecureSkipTLSVerify: serverCfg.Insecure, TLSServerName: serverCfg.ServerName, ProxyURL: proxyURL(serverCfg)}
-	kc.AuthInfos[m.name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.AuthInfos[m.name] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts[m.name] = &clientcmdapi.Context{Cluster: m.name, AuthInfo: m.name}
 	kc.CurrentContext = m.name
 	kubeconfig, err := clientcmd.Write(*kc)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the kubeconfig: %w", err)
+		return fmt.Errorf("encoding the kubeconfig: %w", err)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("parsing the kubeconfig: %w", err)
+		return fmt.Errorf("parsing the kubeconfig: %w", err)
 	}
+	m.kubeconfig, m.config, m.host = kubeconfig, cfg, host
+	return nil
+}
+
+// MoveServer gives the member's kubeconfig another address of the same apiserver, with the
+// same credentials: https://localhost:<port> for https://127.0.0.1:<port> and back. To a
+// provider the member's server changed, so it must engage a new cluster even where it
+// refreshes credentials in place. It fails for an apiserver reached by any other address.
+func (m *FleetMember) MoveServer() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kubeconfig, m.config = kubeconfig, cfg
-	m.accounts = append(m.accounts, sa)
-	return kubeconfig, nil
+	if len(m.tokens) == 0 {
+		return fmt.Errorf("conformance: moving the server of %q: it was removed", m.name)
+	}
+	u, err := url.Parse(m.config.Host)
+	if err != nil {
+		return fmt.Errorf("conformance: moving the server of %q: %w", m.name, err)
+	}
+	switch u.Hostname() {
+	case "127.0.0.1":
+		u.Host = net.JoinHostPort("localhost", u.Port())
+	case "localhost":
+		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
+	default:
+		return fmt.Errorf("conformance: moving the server of %q: only an apiserver at 127.0.0.1 or localhost has a second address, not %s", m.name, u.Hostname())
+	}
+	return m.setKubeconfigLocked(u.String(), m.tokens[len(m.tokens)-1].token)
 }
 
 func (f *Fleet) bindingName(sa string) string { return f.namespace + ":" + sa }
@@ -306,8 +383,42 @@ func (f *Fleet) labels() map[string]string {
 	return map[string]string{managedByLabel: managedByValue, runLabel: f.existing.run}
 }
 
-// revoke deletes a ServiceAccount of the member and its binding, which invalidates its tokens.
-func (m *FleetMember) revoke(ctx context.Context, sa string) error {
+// revokeToken deletes the Secret tok is bound to, which invalidates the token. With wait, it
+// returns once the apiserver refuses the token: it learns of the deletion through an informer,
+// and a test of what happens after a revocation must not start before it.
+func (m *FleetMember) revokeToken(ctx context.Context, tok mintedToken, wait bool) error {
+	err := m.admin.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: tok.secret, Namespace: m.fleet.namespace}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Secret %s: %w", tok.secret, err)
+	}
+	m.mu.Lock()
+	m.tokens = slices.DeleteFunc(m.tokens, func(t mintedToken) bool { return t.secret == tok.secret })
+	cfg := rest.CopyConfig(m.config)
+	m.mu.Unlock()
+	if !wait {
+		return nil
+	}
+	cfg.BearerToken, cfg.BearerTokenFile = tok.token, ""
+	old, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("a client with the revoked token: %w", err)
+	}
+	for {
+		_, err := old.CoreV1().ConfigMaps(m.fleet.namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsUnauthorized(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the token bound to Secret %s still works after the Secret was deleted (last answer: %v)", tok.secret, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// deleteAccount deletes the member's ServiceAccount and its binding, which invalidates every
+// token of it.
+func (m *FleetMember) deleteAccount(ctx context.Context, sa string) error {
 	objs := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: m.fleet.namespace}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: m.fleet.bindingName(sa)}},
@@ -318,9 +429,6 @@ func (m *FleetMember) revoke(ctx context.Context, sa string) error {
 			errs = append(errs, fmt.Errorf("deleting %T %s: %w", o, o.GetName(), err))
 		}
 	}
-	m.mu.Lock()
-	m.accounts = slices.DeleteFunc(m.accounts, func(a string) bool { return a == sa })
-	m.mu.Unlock()
 	return errors.Join(errs...)
 }
 

@@ -97,8 +97,19 @@ func (m Member) withDefaults(id string) Member {
 type CredentialRotator interface {
 	// RotateCredentials gives the member new credentials in the source of truth. The old
 	// credentials must keep working until revokeOld is called; revokeOld must make them stop
-	// working (the suite checks that it did, and reports "errored" otherwise).
+	// working (the suite checks that it did, and reports "errored" otherwise) and return only
+	// once the member refuses them. For InPlaceCredentialRefresh the new credentials must be of
+	// the same user (a new token of the same ServiceAccount, as Fleet mints), since a provider
+	// engages a new cluster for another identity.
 	RotateCredentials(ctx context.Context, m Member) (revokeOld func(context.Context) error, err error)
+}
+
+// ServerMover is implemented by harnesses of providers that claim InPlaceCredentialRefresh.
+type ServerMover interface {
+	// MoveServer changes the server address of the member in the source of truth to another
+	// address of the same apiserver, keeping its credentials: a provider must engage a new
+	// cluster for it.
+	MoveServer(ctx context.Context, m Member) error
 }
 
 // ReadinessToggler is implemented by harnesses of providers that claim MemberReadiness.

@@ -61,6 +61,7 @@ type KubeconfigHarness struct {
 var (
 	_ Harness                   = &KubeconfigHarness{}
 	_ CredentialRotator         = &KubeconfigHarness{}
+	_ ServerMover               = &KubeconfigHarness{}
 	_ UnresponsiveMemberCreator = &KubeconfigHarness{}
 	_ ReportSource              = &KubeconfigHarness{}
 	_ SourceRestarter           = &KubeconfigHarness{}
@@ -148,6 +149,22 @@ func (h *KubeconfigHarness) RotateCredentials(ctx context.Context, m Member) (fu
 		return nil, errors.Join(fmt.Errorf("writing the new kubeconfig of %q: %w", m.ID, err), revoke(ctx))
 	}
 	return revoke, nil
+}
+
+// MoveServer writes the member's entry with another address of its apiserver
+// (FleetMember.MoveServer).
+func (h *KubeconfigHarness) MoveServer(ctx context.Context, m Member) error {
+	fm := h.Fleet.Get(m.ID)
+	if fm == nil {
+		return fmt.Errorf("no fleet member %q", m.ID)
+	}
+	if err := fm.MoveServer(); err != nil {
+		return err
+	}
+	if err := h.Write(ctx, m.ID, fm.Kubeconfig()); err != nil {
+		return fmt.Errorf("writing the moved kubeconfig of %q: %w", m.ID, err)
+	}
+	return nil
 }
 
 // CreateUnresponsiveMember writes the member's entry with the given kubeconfig; no fleet

@@ -57,7 +57,7 @@ func TestMeasureBrokenProviders(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			o := conformance.Options{
-				Features:      conformance.ExtendedFeatures(),
+				Features:      referenceFeatures(),
 				ManagerConfig: fleet.Member("host").Config(),
 				Skip:          []string{conformance.NoGoroutineLeak},
 				Output:        io.Discard,

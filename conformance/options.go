@@ -37,6 +37,13 @@ const (
 	// when they change. Needs a Harness that is a CredentialRotator.
 	CredentialRotation Feature = "CredentialRotation"
 
+	// InPlaceCredentialRefresh is keeping a member's engagement when only its credentials change:
+	// the engaged cluster switches to the new credentials, its cache and watches stay, and it
+	// keeps working once the old credentials are revoked. It refines CredentialRotation, which
+	// must be claimed with it: the rotation tests then require the engagement to stay instead
+	// of a new one.
+	InPlaceCredentialRefresh Feature = "InPlaceCredentialRefresh"
+
 	// MemberReadiness is disengaging a member that becomes unready and engaging it again once it
 	// is ready. Needs a Harness that is a ReadinessToggler.
 	MemberReadiness Feature = "MemberReadiness"
@@ -68,7 +75,7 @@ const (
 
 // ExtendedFeatures returns the features a provider may claim, in a stable order.
 func ExtendedFeatures() []Feature {
-	return []Feature{CredentialRotation, MemberReadiness, EngageErrorRecovery, Scale, UnresponsiveMembers, CredentialHygiene, SourceRestart, PeriodicResync}
+	return []Feature{CredentialRotation, InPlaceCredentialRefresh, MemberReadiness, EngageErrorRecovery, Scale, UnresponsiveMembers, CredentialHygiene, SourceRestart, PeriodicResync}
 }
 
 // Mode is how the suite runs the provider.
@@ -348,6 +355,9 @@ func (o Options) validate() error {
 		if f != Core && !slices.Contains(ExtendedFeatures(), f) {
 			return fmt.Errorf("conformance: unknown feature %q in Options.Features (known: %v)", f, ExtendedFeatures())
 		}
+	}
+	if o.claims(InPlaceCredentialRefresh) && !o.claims(CredentialRotation) {
+		return fmt.Errorf("conformance: %s refines %s: claim both", InPlaceCredentialRefresh, CredentialRotation)
 	}
 	for _, list := range [][]string{o.Skip, o.Only} {
 		for _, id := range list {

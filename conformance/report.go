@@ -399,6 +399,7 @@ func TestsMarkdown() string {
 	}{
 		{Core, "what every provider must do."},
 		{CredentialRotation, "re-engage with new credentials; the harness implements `CredentialRotator`."},
+		{InPlaceCredentialRefresh, "instead of re-engaging, keep the engagement and its cache and switch to the new credentials (claimed with `CredentialRotation`); a server change still re-engages. The harness also implements `ServerMover`."},
 		{MemberReadiness, "disengage unready members, re-engage ready ones; the harness implements `ReadinessToggler`."},
 		{EngageErrorRecovery, "retry after a failed Engage (the suite's probe fails the first Engage of a member)."},
 		{Scale, "engage and disengage `Options.ScaleMembers` (default 30) members at once."},

@@ -47,6 +47,7 @@ const (
 	SurvivesSourceRestart        = "SurvivesSourceRestart"
 	NoReengageOnResync           = "NoReengageOnResync"
 	RepeatedCredentialRotation   = "RepeatedCredentialRotation"
+	ReengageOnServerChange       = "ReengageOnServerChange"
 	ServedAcrossResyncs          = "ServedAcrossResyncs"
 )
 
@@ -83,7 +84,7 @@ var catalog = []Test{
 	{ID: NoGoroutineLeak, Feature: Core, run: testNoGoroutineLeak,
 		Must: "Engaging and disengaging members repeatedly MUST NOT leave goroutines behind."},
 	{ID: ReengageOnCredentialRotation, Feature: CredentialRotation, run: testReengageOnCredentialRotation,
-		Must: "When a member's credentials change, the provider MUST end the old engage context and engage a new cluster that uses the new credentials and keeps working after the old ones are revoked."},
+		Must: "When a member's credentials change, the provider MUST either end the old engage context and engage a new cluster that uses the new credentials, or keep the engagement and switch it to the new credentials in place (which a provider claiming InPlaceCredentialRefresh MUST do, its cache and Get's answer kept); either way the member MUST be reached after the old credentials are revoked."},
 	{ID: DisengageWhenUnready, Feature: MemberReadiness, run: testDisengageWhenUnready,
 		Must: "A member that becomes unready MUST be disengaged and MUST NOT be engaged while it stays unready."},
 	{ID: ReengageWhenReady, Feature: MemberReadiness, run: testReengageWhenReady,
@@ -101,7 +102,9 @@ var catalog = []Test{
 	{ID: NoReengageOnResync, Feature: PeriodicResync, run: testNoReengageOnResync,
 		Must: "A periodic resync of an unchanged source of truth MUST NOT end an engage context or engage a member again."},
 	{ID: RepeatedCredentialRotation, Feature: CredentialRotation, run: testRepeatedCredentialRotation,
-		Must: "Every one of several credential rotations in a row MUST end the old engage context and engage a new cluster that works after the old credentials are revoked, and Get MUST return that new cluster after each."},
+		Must: "Every one of several credential rotations in a row MUST be met as one rotation is (a new engagement that ends the old one, or a refresh in place), with a cluster that reaches the member after the old credentials are revoked and that Get returns after each."},
+	{ID: ReengageOnServerChange, Feature: InPlaceCredentialRefresh, run: testReengageOnServerChange,
+		Must: "When a member's server address changes and its credentials do not, a provider that refreshes credentials in place MUST still end the old engage context and engage a new cluster for the new address."},
 	{ID: ServedAcrossResyncs, Feature: PeriodicResync, run: testServedAcrossResyncs,
 		Must: "A member engaged for several resync periods MUST stay served: its engage context alive, Get returning its cluster, and that cluster's cache seeing objects written after the resyncs."},
 }

@@ -11,62 +11,187 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/multicluster"
 )
 
 func testReengageOnCredentialRotation(s *spec) {
-	rotator, ok := s.h.(CredentialRotator)
-	if !ok {
-		s.erroredf("the provider claims %s, but the harness (%T) does not implement CredentialRotator", CredentialRotation, s.h)
-	}
+	rotator := s.rotator()
 	in := s.start()
 	m := s.create("rot")
 	old := s.waitEngaged(in, m)
 	s.expectReaches(in, old, m)
+	s.rotate(in, old, m, rotator, "the rotation", s.slowerThanUsual("the engagement after the rotation"))
+}
 
+func (s *spec) rotator() CredentialRotator {
+	rotator, ok := s.h.(CredentialRotator)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement CredentialRotator", CredentialRotation, s.h)
+	}
+	return rotator
+}
+
+// rotate rotates the credentials of m, which cur serves, revokes the old ones and returns the
+// engagement that serves m afterwards. A provider may meet a rotation in two ways: engage a new
+// cluster with the new credentials and end cur, or keep cur and switch it to them in place,
+// which one that claims InPlaceCredentialRefresh must do (refreshedInPlace). Either way the
+// member must work after the revocation. A new engagement usually shows within moments; when
+// none has shown within the Stable window, the old credentials are revoked, and then either one
+// shows or cur must work with live requests. blocked explains a slow new engagement. what names
+// the rotation in messages.
+func (s *spec) rotate(in *instance, cur *engagement, m Member, rotator CredentialRotator, what string, blocked blocker) *engagement {
+	if s.opts.claims(InPlaceCredentialRefresh) {
+		s.refreshedInPlace(in, cur, m, rotator, what)
+		return cur
+	}
 	ctx, cancel := s.harnessCtx()
 	revokeOld, err := rotator.RotateCredentials(ctx, m)
 	cancel()
 	if err != nil {
-		s.erroredf("harness: rotating the credentials of %q: %v", m.ID, err)
+		s.erroredf("harness: %s: rotating the credentials of %q: %v", what, m.ID, err)
 	}
 	var next *engagement
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.slowerThanUsual("the engagement after the rotation"), func() error {
+	replaced := func() bool {
+		next = in.probe.latest(m.Name, cur.seq)
+		return next != nil && !sameCluster(next.cluster, cur.cluster)
+	}
+	revoke := func() {
+		ctx, cancel := s.harnessCtx()
+		defer cancel()
+		if err := revokeOld(ctx); err != nil {
+			s.erroredf("harness: %s: revoking the old credentials of %q: %v", what, m.ID, err)
+		}
+	}
+	s.wait(s.opts.Timeouts.Stable, replaced)
+	if !replaced() {
+		revoke()
+		s.eventuallyUnless(s.opts.Timeouts.Engage, blocked, func() error {
+			if replaced() {
+				return nil
+			}
+			if err := s.checkReaches(cur.cluster.GetAPIReader(), m); err != nil {
+				return fmt.Errorf("no new cluster engaged (%s), and the engaged one fails: %w", in.probe.describe(m.Name), err)
+			}
+			return nil
+		}, "%s: once the old credentials were revoked, %q must work, through a new cluster or, refreshed in place, through the engaged one", what, m.Name)
+		if !replaced() {
+			s.expectGetReturns(in, cur, m, what+", refreshed in place")
+			return cur
+		}
+		s.waitDone(cur, s.opts.Timeouts.Disengage, "once a new cluster replaced it")
+	} else {
+		s.waitDone(cur, s.opts.Timeouts.Disengage, "once a new cluster replaced it")
+		revoke()
+		// The test only means something if the old credentials really stopped working: the
+		// member refuses them, or the old cluster no longer produces them at all (a provider
+		// that runs a credential plugin stops it with the instance). The member itself is up:
+		// the new cluster must reach it next.
+		s.eventuallyHarness(s.opts.Timeouts.Engage, func() error {
+			err := s.checkReaches(cur.cluster.GetAPIReader(), m)
+			if err == nil {
+				return fmt.Errorf("the old credentials still work")
+			}
+			var answer apierrors.APIStatus
+			if errors.As(err, &answer) && !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+				return fmt.Errorf("the old credentials fail with %v, want Unauthorized or Forbidden", err)
+			}
+			return nil
+		}, "harness: revokeOld must make the old credentials of %q stop working", m.ID)
+	}
+	// Live requests (not the cache) prove that the new instance authenticates with the new
+	// credentials.
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, next), func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
+		"%s: the new cluster of %q must work with the new credentials after the old ones were revoked", what, m.Name)
+	return next
+}
+
+// refreshedInPlace rotates the credentials of m, which cur serves, for a provider that claims
+// InPlaceCredentialRefresh, and revokes the old ones at once: from then on only credentials the
+// provider switched cur to can reach the member. cur, and no new engagement, must reach it
+// with live requests, see in its cache an object written afterwards (its watches stayed) and
+// be what Get returns. what names the rotation in messages.
+func (s *spec) refreshedInPlace(in *instance, cur *engagement, m Member, rotator CredentialRotator, what string) {
+	ctx, cancel := s.harnessCtx()
+	revokeOld, err := rotator.RotateCredentials(ctx, m)
+	cancel()
+	if err != nil {
+		s.erroredf("harness: %s: rotating the credentials of %q: %v", what, m.ID, err)
+	}
+	ctx, cancel = s.harnessCtx()
+	err = revokeOld(ctx)
+	cancel()
+	if err != nil {
+		s.erroredf("harness: %s: revoking the old credentials of %q: %v", what, m.ID, err)
+	}
+	replaced := func() error {
+		if next := in.probe.latest(m.Name, cur.seq); next != nil {
+			return fmt.Errorf("%s: a new cluster was engaged as %q, but a provider that claims %s keeps the engagement when only the credentials change: %s",
+				what, m.Name, InPlaceCredentialRefresh, in.probe.describe(m.Name))
+		}
+		return nil
+	}
+	kept := func() {
+		if err := replaced(); err != nil {
+			s.failf("%v", err)
+		}
+	}
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, cur), func() error {
+		kept()
+		return s.checkReaches(cur.cluster.GetAPIReader(), m)
+	}, "%s: the cluster engaged as %q must reach its member with the new credentials once the old ones are revoked", what, m.Name)
+
+	name := fmt.Sprintf("refreshed-%s-%d", m.ID, nameSeq.Add(1))
+	token := randomToken()
+	s.writeObject(m, name, map[string]string{"token": token})
+	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: name}
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, cur), func() error {
+		kept()
+		ctx, cancel := s.readContext()
+		defer cancel()
+		cm := &corev1.ConfigMap{}
+		if err := cur.cluster.GetClient().Get(ctx, key, cm); err != nil {
+			return fmt.Errorf("reading %s through the engaged cluster: %w", key, err)
+		}
+		if cm.Data["token"] != token {
+			return fmt.Errorf("%s through the engaged cluster has token %q, want %q", key, cm.Data["token"], token)
+		}
+		return nil
+	}, "%s: the cache of the cluster engaged as %q must keep seeing objects written to its member", what, m.Name)
+	s.expectGetReturns(in, cur, m, what)
+	s.consistently(replaced, "%s: the engagement of %q must stay", what, m.Name)
+}
+
+func testReengageOnServerChange(s *spec) {
+	mover, ok := s.h.(ServerMover)
+	if !ok {
+		s.erroredf("the provider claims %s, but the harness (%T) does not implement ServerMover", InPlaceCredentialRefresh, s.h)
+	}
+	in := s.start()
+	m := s.create("moved")
+	old := s.waitEngaged(in, m)
+	s.expectReaches(in, old, m)
+	ctx, cancel := s.harnessCtx()
+	err := mover.MoveServer(ctx, m)
+	cancel()
+	if err != nil {
+		s.erroredf("harness: moving the server of %q: %v", m.ID, err)
+	}
+	var next *engagement
+	s.eventuallyUnless(s.opts.Timeouts.Engage, s.slowerThanUsual("the engagement after the server change"), func() error {
 		next = in.probe.latest(m.Name, old.seq)
 		if next == nil || sameCluster(next.cluster, old.cluster) {
 			return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
 		}
 		return nil
-	}, "a new cluster must be engaged as %q after its credentials changed", m.Name)
+	}, "a new cluster must be engaged as %q after its server address changed, also by a provider that refreshes credentials in place", m.Name)
 	s.waitDone(old, s.opts.Timeouts.Disengage, "once a new cluster replaced it")
-
-	ctx, cancel = s.harnessCtx()
-	err = revokeOld(ctx)
-	cancel()
-	if err != nil {
-		s.erroredf("harness: revoking the old credentials of %q: %v", m.ID, err)
-	}
-	// The test only means something if the old credentials really stopped working: the member
-	// refuses them, or the old cluster no longer produces them at all (a provider that runs a
-	// credential plugin stops it with the instance). The member itself is up: the new cluster
-	// must reach it next.
-	s.eventuallyHarness(s.opts.Timeouts.Engage, func() error {
-		err := s.checkReaches(old.cluster.GetAPIReader(), m)
-		if err == nil {
-			return fmt.Errorf("the old credentials still work")
-		}
-		var answer apierrors.APIStatus
-		if errors.As(err, &answer) && !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
-			return fmt.Errorf("the old credentials fail with %v, want Unauthorized or Forbidden", err)
-		}
-		return nil
-	}, "harness: revokeOld must make the old credentials of %q stop working", m.ID)
-	// Live requests (not the cache) prove that the new instance authenticates with the new
-	// credentials.
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, next), func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
-		"the new cluster of %q must work with the new credentials after the old ones were revoked", m.Name)
+	s.expectReaches(in, next, m)
+	s.expectGetReturns(in, next, m, "after the server change")
 }
 
 func (s *spec) toggler() ReadinessToggler {

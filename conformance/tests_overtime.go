@@ -23,41 +23,16 @@ const repeatedRotations = 3
 const servedResyncs = 5
 
 func testRepeatedCredentialRotation(s *spec) {
-	rotator, ok := s.h.(CredentialRotator)
-	if !ok {
-		s.erroredf("the provider claims %s, but the harness (%T) does not implement CredentialRotator", CredentialRotation, s.h)
-	}
+	rotator := s.rotator()
 	in := s.start()
 	m := s.create("rerot")
 	cur := s.waitEngaged(in, m)
 	s.expectReaches(in, cur, m)
 	s.expectGetReturns(in, cur, m, "once it was engaged")
 	for i := 1; i <= repeatedRotations; i++ {
-		ctx, cancel := s.harnessCtx()
-		revokeOld, err := rotator.RotateCredentials(ctx, m)
-		cancel()
-		if err != nil {
-			s.erroredf("harness: rotation %d of the credentials of %q: %v", i, m.ID, err)
-		}
-		var next *engagement
-		s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.waitingForEngage(in), s.slowerThanUsual("the engagement after the rotation")), func() error {
-			next = in.probe.latest(m.Name, cur.seq)
-			if next == nil || sameCluster(next.cluster, cur.cluster) {
-				return fmt.Errorf("no new cluster instance engaged: %s", in.probe.describe(m.Name))
-			}
-			return nil
-		}, "rotation %d of %d: a new cluster must be engaged as %q after its credentials changed", i, repeatedRotations, m.Name)
-		s.waitDone(cur, s.opts.Timeouts.Disengage, fmt.Sprintf("once rotation %d replaced it", i))
-		ctx, cancel = s.harnessCtx()
-		err = revokeOld(ctx)
-		cancel()
-		if err != nil {
-			s.erroredf("harness: revoking the credentials of %q replaced by rotation %d: %v", m.ID, i, err)
-		}
-		s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, next), func() error { return s.checkReaches(next.cluster.GetAPIReader(), m) },
-			"rotation %d of %d: the new cluster of %q must work after the old credentials were revoked", i, repeatedRotations, m.Name)
-		s.expectGetReturns(in, next, m, fmt.Sprintf("after rotation %d of %d", i, repeatedRotations))
-		cur = next
+		what := fmt.Sprintf("rotation %d of %d", i, repeatedRotations)
+		cur = s.rotate(in, cur, m, rotator, what, anyBlocker(s.waitingForEngage(in), s.slowerThanUsual("the engagement after the rotation")))
+		s.expectGetReturns(in, cur, m, "after "+what)
 	}
 }
 

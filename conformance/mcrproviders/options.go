@@ -5,17 +5,54 @@ package mcrproviders
 
 import (
 	"slices"
+	"testing"
 
 	"mcr.dev/conformance"
 )
 
 // Options are the conformance options of the provider mcr.dev/providers/<project>, claiming
-// every extended feature but notClaimed. project may carry a qualifier after the provider's
+// every extended feature but notClaimed and InPlaceCredentialRefresh, which a run claims by
+// appending it to Features where it turns in-place refresh on
+// (kit.Options.RefreshCredentialsInPlace). project may carry a qualifier after the provider's
 // path, such as "gardener (seed topology)", for providers the suite runs in several setups.
 func Options(project string, notClaimed ...conformance.Feature) conformance.Options {
 	return conformance.Options{
-		Features:       ExtendedFeaturesBut(notClaimed...),
+		Features:       ExtendedFeaturesBut(append(notClaimed, conformance.InPlaceCredentialRefresh)...),
 		Implementation: Implementation(project),
+	}
+}
+
+// InPlace turns o into the options of a second, short run of a provider with in-place credential
+// refresh turned on: it claims InPlaceCredentialRefresh and runs only the rotation tests, which
+// the claim changes, and the feature's own test; the first run covers the rest.
+func InPlace(o conformance.Options) conformance.Options {
+	o.Features = append(slices.Clone(o.Features), conformance.InPlaceCredentialRefresh)
+	o.Only = []string{conformance.ReengageOnCredentialRotation, conformance.RepeatedCredentialRotation, conformance.ReengageOnServerChange}
+	o.Implementation.Project += " (in-place credential refresh)"
+	return o
+}
+
+// RunInPlace runs the tests of InPlace(o) against h, through conformance.Assess (Run allows one
+// suite per test binary, and the provider's TestConformance has it), and fails t for each test
+// that did not pass. h's provider must refresh credentials in place.
+func RunInPlace(t *testing.T, h conformance.Harness, o conformance.Options) {
+	t.Helper()
+	rep, err := conformance.Assess(t.Context(), h, InPlace(o), t.Logf)
+	if err != nil {
+		t.Fatalf("conformance: %v", err)
+	}
+	ran := 0
+	for _, res := range rep.Tests {
+		if !slices.Contains(InPlace(o).Only, res.ID) {
+			continue
+		}
+		ran++
+		if res.Result != conformance.Passed {
+			t.Errorf("%s %s: %s", res.ID, res.Result, res.Message)
+		}
+	}
+	if ran != len(InPlace(o).Only) {
+		t.Errorf("the report holds %d of the %d in-place tests", ran, len(InPlace(o).Only))
 	}
 }
 

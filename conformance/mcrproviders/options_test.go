@@ -25,8 +25,24 @@ func TestOptionsClaimAllButNotClaimed(t *testing.T) {
 	}
 }
 
-func TestOptionsClaimEveryFeatureByDefault(t *testing.T) {
-	if got := mcrproviders.Options("kubeconfig").Features; !slices.Equal(got, conformance.ExtendedFeatures()) {
-		t.Errorf("Features = %v, want every extended feature", got)
+func TestOptionsClaimEveryFeatureButInPlaceRefreshByDefault(t *testing.T) {
+	got := mcrproviders.Options("kubeconfig").Features
+	want := slices.DeleteFunc(conformance.ExtendedFeatures(), func(f conformance.Feature) bool { return f == conformance.InPlaceCredentialRefresh })
+	if !slices.Equal(got, want) {
+		t.Errorf("Features = %v, want every extended feature but %s", got, conformance.InPlaceCredentialRefresh)
+	}
+}
+
+func TestInPlaceClaimsRefreshForTheRotationTestsOnly(t *testing.T) {
+	base := mcrproviders.Options("file", conformance.MemberReadiness)
+	o := mcrproviders.InPlace(base)
+	if !slices.Contains(o.Features, conformance.InPlaceCredentialRefresh) || !slices.Contains(o.Features, conformance.CredentialRotation) {
+		t.Errorf("Features = %v, want InPlaceCredentialRefresh with CredentialRotation", o.Features)
+	}
+	if slices.Contains(base.Features, conformance.InPlaceCredentialRefresh) {
+		t.Error("InPlace changed the Features of the options it was given")
+	}
+	if want := []string{conformance.ReengageOnCredentialRotation, conformance.RepeatedCredentialRotation, conformance.ReengageOnServerChange}; !slices.Equal(o.Only, want) {
+		t.Errorf("Only = %v, want %v", o.Only, want)
 	}
 }

@@ -54,8 +54,16 @@ func setInitializedFor(ctx context.Context, key client.ObjectKey, ready bool) er
 // (v1beta2, hardened kubeconfig policy), restricted to one namespace of the management cluster.
 // Every member's credentials are a ServiceAccount token of its own, which the suite rotates by
 // rewriting the kubeconfig Secret, and revokes.
-func TestConformance(t *testing.T) {
-	if err := mgmt.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: conformanceNamespace}}); err != nil {
+func TestConformance(t *testing.T) { runConformance(t, false) }
+
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// claiming InPlaceCredentialRefresh: a kubeconfig Secret rewritten with a new token keeps the
+// engagement.
+func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
+
+func runConformance(t *testing.T, inPlace bool) {
+	err := mgmt.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: conformanceNamespace}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	// The provider's log lines and Events (on Clusters and Secrets), which must never quote a
@@ -70,7 +78,8 @@ func TestConformance(t *testing.T) {
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return clusterapi.New(mgmtConfig, clusterapi.Options{
 				Namespaces: []string{conformanceNamespace},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync},
+				Options: kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync,
+					RefreshCredentialsInPlace: inPlace},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control
@@ -129,5 +138,9 @@ func TestConformance(t *testing.T) {
 		},
 	}}
 
+	if inPlace {
+		mcrproviders.RunInPlace(t, harness, mcrproviders.Options("clusterapi"))
+		return
+	}
 	conformance.Run(t, harness, mcrproviders.Options("clusterapi"))
 }

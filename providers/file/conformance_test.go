@@ -27,7 +27,13 @@ import (
 // every member is a kubeconfig file <member>.kubeconfig, with one context named after the member,
 // in a directory the provider watches. Its credentials are a ServiceAccount token of its own,
 // which the suite rotates (the file is rewritten) and revokes.
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { runConformance(t, false) }
+
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// claiming InPlaceCredentialRefresh: a rewritten file with a new token keeps the engagement.
+func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
+
+func runConformance(t *testing.T, inPlace bool) {
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name+".kubeconfig") }
 
@@ -40,7 +46,7 @@ func TestConformance(t *testing.T) {
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync}})
+			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync, RefreshCredentialsInPlace: inPlace}})
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			data, err := withContextName(kubeconfig, name)
@@ -72,7 +78,12 @@ func TestConformance(t *testing.T) {
 
 	// Not MemberReadiness: a kubeconfig file carries no readiness. Not SourceRestart: the source
 	// of truth is the local filesystem, which has no outage to survive.
-	conformance.Run(t, harness, mcrproviders.Options("file", conformance.MemberReadiness, conformance.SourceRestart))
+	o := mcrproviders.Options("file", conformance.MemberReadiness, conformance.SourceRestart)
+	if inPlace {
+		mcrproviders.RunInPlace(t, harness, o)
+		return
+	}
+	conformance.Run(t, harness, o)
 }
 
 // withContextName renames the current context of a kubeconfig, and its cluster and user, to name.

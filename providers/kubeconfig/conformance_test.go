@@ -24,7 +24,13 @@ import (
 // TestConformance runs the mcr conformance suite against the provider: members are kubeconfig
 // Secrets in one namespace of the hub, each pointing at a fleet apiserver with a ServiceAccount
 // token of its own, which the suite rotates and revokes.
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { runConformance(t, false) }
+
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// claiming InPlaceCredentialRefresh: a Secret rewritten with a new token keeps the engagement.
+func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
+
+func runConformance(t *testing.T, inPlace bool) {
 	ns := newNamespace(t)
 	secrets := hub.CoreV1().Secrets(ns)
 
@@ -65,6 +71,7 @@ func TestConformance(t *testing.T) {
 			opts.RetryMaxDelay = time.Second
 			opts.ResyncPeriod = mcrproviders.Resync
 			opts.Logger = providerLogs.Logger().WithName("provider")
+			opts.RefreshCredentialsInPlace = inPlace
 			return kubeconfig.New(hubConfig, opts)
 		},
 		Write: write,
@@ -94,5 +101,10 @@ func TestConformance(t *testing.T) {
 	}
 
 	// Not MemberReadiness: a kubeconfig Secret carries no readiness.
-	conformance.Run(t, harness, mcrproviders.Options("kubeconfig", conformance.MemberReadiness))
+	o := mcrproviders.Options("kubeconfig", conformance.MemberReadiness)
+	if inPlace {
+		mcrproviders.RunInPlace(t, harness, o)
+		return
+	}
+	conformance.Run(t, harness, o)
 }

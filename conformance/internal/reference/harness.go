@@ -26,6 +26,7 @@ type Harness struct {
 var (
 	_ conformance.Harness           = &Harness{}
 	_ conformance.CredentialRotator = &Harness{}
+	_ conformance.ServerMover       = &Harness{}
 	_ conformance.ReadinessToggler  = &Harness{}
 
 	_ conformance.UnresponsiveMemberCreator = &Harness{}
@@ -86,6 +87,20 @@ func (h *Harness) RotateCredentials(ctx context.Context, m conformance.Member) (
 	}
 	h.Inventory.Put(m.ID, fm.Kubeconfig())
 	return revoke, nil
+}
+
+// MoveServer puts the member's kubeconfig with another address of its apiserver into the
+// inventory (conformance.FleetMember.MoveServer).
+func (h *Harness) MoveServer(_ context.Context, m conformance.Member) error {
+	fm := h.Fleet.Get(m.ID)
+	if fm == nil {
+		return fmt.Errorf("no fleet member %q", m.ID)
+	}
+	if err := fm.MoveServer(); err != nil {
+		return err
+	}
+	h.Inventory.Put(m.ID, fm.Kubeconfig())
+	return nil
 }
 
 // SetReady changes the member's readiness in the inventory.
