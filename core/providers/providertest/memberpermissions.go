@@ -24,14 +24,14 @@ import (
 	"mcr.dev/core/providers/kit"
 )
 
-// MemberPermissionWindow bounds each step of RunMemberPermissionTests, and is the providers'
+// memberPermissionWindow bounds each step of RunMemberPermissionTests, and is the providers'
 // CacheSyncTimeout there: long enough for the provider with the whole manifest (its control run
 // shows it), short enough to keep the runs that must fail quick.
-const MemberPermissionWindow = 10 * time.Second
+const memberPermissionWindow = 10 * time.Second
 
-// NoStreamingLists is the variant of RunMemberPermissionTests on an apiserver without streaming
-// lists.
-const NoStreamingLists = "no streaming lists"
+// noStreamingLists names the variant of RunMemberPermissionTests on an apiserver without
+// streaming lists.
+const noStreamingLists = "no streaming lists"
 
 // MemberPermissionTest is the permission test of a provider whose members are objects of one
 // namespace of its host, each with a kubeconfig (a Secret, a Cluster and its Secret, ...): see
@@ -86,10 +86,10 @@ func RunMemberPermissionTests(t *testing.T, mt MemberPermissionTest) {
 			t.Fatalf("preparing the apiserver without streaming lists: %v", err)
 		}
 	}
-	hosts := map[string]*envtest.Member{mt.Host.Name(): mt.Host, NoStreamingLists: legacy}
+	hosts := map[string]*envtest.Member{mt.Host.Name(): mt.Host, noStreamingLists: legacy}
 	RunPermissionTests(t, PermissionTest{
 		Rules:    mt.Rules,
-		Variants: []string{mt.Host.Name(), NoStreamingLists},
+		Variants: []string{mt.Host.Name(), noStreamingLists},
 		Scenario: func(t *testing.T, c PermissionCase, host string) []string {
 			return mt.scenario(t, hosts[host], c.Rules)
 		},
@@ -107,7 +107,7 @@ func (mt MemberPermissionTest) scenario(t *testing.T, host *envtest.Member, rule
 		identity.Rules, identity.ClusterRules = rules, []rbacv1.PolicyRule{}
 	}
 	logs := &LogBuffer{}
-	p, err := mt.New(ServiceAccountConfig(t, host, identity), ns, TestKitOptions(kit.Options{CacheSyncTimeout: MemberPermissionWindow}, logs))
+	p, err := mt.New(ServiceAccountConfig(t, host, identity), ns, TestKitOptions(kit.Options{CacheSyncTimeout: memberPermissionWindow}, logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func (mt MemberPermissionTest) scenario(t *testing.T, host *envtest.Member, rule
 	}
 	before := add("before", mt.Members[0].Kubeconfig())
 	// Start may fail here (a cache that cannot sync), which is one of the failures to show.
-	trial := StartTrial(t, p, MemberPermissionWindow, time.Minute)
+	trial := StartTrial(t, p, memberPermissionWindow, time.Minute)
 	after := add("after", mt.Members[1].Kubeconfig())
 	status := &atomic.Int32{}
 	status.Store(http.StatusInternalServerError)
