@@ -66,7 +66,9 @@ var (
 	_ = conformance.RegisterSpecs(func() conformance.Harness { return newGardenHarness() }, func() conformance.Options {
 		return conformanceOptions(gardener.TopologyGarden)
 	})
-	_ = conformance.RegisterSpecs(func() conformance.Harness { return newSeedHarness() }, func() conformance.Options {
+	_ = conformance.RegisterSpecs(func() conformance.Harness {
+		return newSeedHarness(startForwarder(fleet.Member("host").Host()), false)
+	}, func() conformance.Options {
 		return conformanceOptions(gardener.TopologySeed)
 	})
 )
@@ -328,17 +330,31 @@ var _ conformance.ReadinessToggler = seedHarness{}
 
 func seedNamespace(name string) string { return "shoot--" + seedProject + "--" + name }
 
-func newSeedHarness() seedHarness {
+// TestSeedConformanceInPlace runs the suite's rotation tests against the seed topology with
+// kit.Options.RefreshCredentialsInPlace, claiming InPlaceCredentialRefresh: a token renewed in
+// the Secret "gardener", as gardener-resource-manager renews it, keeps the engagement.
+func TestSeedConformanceInPlace(t *testing.T) {
+	link, err := envtest.StartForwarder(strings.TrimPrefix(fleet.Member("host").Host(), "https://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	mcrproviders.RunInPlace(t, newSeedHarness(link, true), conformanceOptions(gardener.TopologySeed))
+}
+
+// newSeedHarness returns the harness of the seed topology, whose providers reach the seed
+// through link (SourceOutage takes it down and up again); inPlace turns on the kit's in-place
+// credential refresh.
+func newSeedHarness(link *envtest.Forwarder, inPlace bool) seedHarness {
 	logs := &providertest.LogBuffer{}
-	// The providers reach the seed through a forwarder; SourceOutage takes it down and up again.
-	link := startForwarder(fleet.Member("host").Host())
 	return seedHarness{&conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			return gardener.New(behind(fleet.Member("host").Config(), link), gardener.Options{
 				Topology:   gardener.TopologySeed,
 				Namespaces: []string{"garden-" + seedProject},
-				Options:    kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: mcrproviders.Resync},
+				Options: kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: mcrproviders.Resync,
+					RefreshCredentialsInPlace: inPlace},
 			})
 		},
 		SourceOutage: mcrproviders.Outage(link),
