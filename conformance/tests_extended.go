@@ -145,25 +145,34 @@ func (s *spec) refreshedInPlace(in *instance, cur *engagement, m Member, rotator
 		return s.checkReaches(cur.cluster.GetAPIReader(), m)
 	}, "%s: the cluster engaged as %q must reach its member with the new credentials once the old ones are revoked", what, m.Name)
 
-	name := fmt.Sprintf("refreshed-%s-%d", m.ID, nameSeq.Add(1))
+	s.expectCacheSeesWrite(in, cur, m, fmt.Sprintf("refreshed-%s-%d", m.ID, nameSeq.Add(1)), s.usingEngagement(in, cur), kept,
+		"%s: the cache of the cluster engaged as %q must keep seeing objects written to its member", what, m.Name)
+	s.expectGetReturns(in, cur, m, what)
+	s.consistently(replaced, "%s: the engagement of %q must stay", what, m.Name)
+}
+
+// expectCacheSeesWrite writes an object named name to m and waits until the cache of e shows
+// it: only a cache that still watches the member does. check, if not nil, runs before each
+// read; what (formatted with args) says what must hold.
+func (s *spec) expectCacheSeesWrite(in *instance, e *engagement, m Member, name string, blocked blocker, check func(), what string, args ...any) {
 	token := randomToken()
 	s.writeObject(m, name, map[string]string{"token": token})
 	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: name}
-	s.eventuallyUnless(s.opts.Timeouts.Engage, s.usingEngagement(in, cur), func() error {
-		kept()
+	s.eventuallyUnless(s.opts.Timeouts.Engage, blocked, func() error {
+		if check != nil {
+			check()
+		}
 		ctx, cancel := s.readContext()
 		defer cancel()
 		cm := &corev1.ConfigMap{}
-		if err := cur.cluster.GetClient().Get(ctx, key, cm); err != nil {
+		if err := e.cluster.GetClient().Get(ctx, key, cm); err != nil {
 			return fmt.Errorf("reading %s through the engaged cluster: %w", key, err)
 		}
 		if cm.Data["token"] != token {
 			return fmt.Errorf("%s through the engaged cluster has token %q, want %q", key, cm.Data["token"], token)
 		}
 		return nil
-	}, "%s: the cache of the cluster engaged as %q must keep seeing objects written to its member", what, m.Name)
-	s.expectGetReturns(in, cur, m, what)
-	s.consistently(replaced, "%s: the engagement of %q must stay", what, m.Name)
+	}, what, args...)
 }
 
 func testReengageOnServerChange(s *spec) {

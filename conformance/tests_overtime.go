@@ -6,10 +6,6 @@ package conformance
 import (
 	"fmt"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Tests of how a provider behaves over time, not in one engagement: a provider can handle the
@@ -58,22 +54,8 @@ func testServedAcrossResyncs(s *spec) {
 		}
 	}
 	// Written after the resyncs: only a cache that still watches the member shows it.
-	name := "served-" + m.ID
-	token := randomToken()
-	s.writeObject(m, name, map[string]string{"token": token})
-	key := client.ObjectKey{Namespace: m.ClusterNamespace, Name: name}
-	s.eventuallyUnless(s.opts.Timeouts.Engage, anyBlocker(s.usingEngagement(in, e), s.slowerThanUsual("the object written after the resyncs")), func() error {
-		ctx, cancel := s.readContext()
-		defer cancel()
-		cm := &corev1.ConfigMap{}
-		if err := e.cluster.GetClient().Get(ctx, key, cm); err != nil {
-			return fmt.Errorf("reading %s through the engaged cluster: %w", key, err)
-		}
-		if cm.Data["token"] != token {
-			return fmt.Errorf("%s through the engaged cluster has token %q, want %q", key, cm.Data["token"], token)
-		}
-		return nil
-	}, "after %d resync periods, the cluster engaged as %q must still see objects written to its member", servedResyncs, m.Name)
+	s.expectCacheSeesWrite(in, e, m, "served-"+m.ID, anyBlocker(s.usingEngagement(in, e), s.slowerThanUsual("the object written after the resyncs")), nil,
+		"after %d resync periods, the cluster engaged as %q must still see objects written to its member", servedResyncs, m.Name)
 	s.expectGetReturns(in, e, m, fmt.Sprintf("after %d resync periods", servedResyncs))
 }
 
