@@ -10,45 +10,64 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"mcr.dev/core/envtest"
 	"mcr.dev/core/providers/providertest"
 )
 
-func TestDeleteAllDeletesWhatItLists(t *testing.T) {
-	c := fake.NewClientBuilder().WithObjects(
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "one"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "two"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "kept"}},
-	).Build()
-	providertest.DeleteAll(t, c, &corev1.SecretList{}, client.InNamespace("a"))
-	var left corev1.SecretList
-	if err := c.List(t.Context(), &left); err != nil {
-		t.Fatal(err)
+// TestDeletingMembers runs DeleteAll and RestartFleet.Delete on a real apiserver: each deletes
+// exactly the objects it names and nothing else.
+func TestDeletingMembers(t *testing.T) {
+	t.Parallel()
+	host := envtest.StartForTest(t, "host").Member("host")
+	c := host.ClientForTest(t, client.Options{})
+	secrets := func(ns string, names ...string) {
+		t.Helper()
+		for _, name := range names {
+			if err := c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if len(left.Items) != 1 || left.Items[0].Name != "kept" {
-		t.Errorf("left %v, want only b/kept", left.Items)
+	left := func(ns string) []string {
+		t.Helper()
+		var list corev1.SecretList
+		if err := c.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range list.Items {
+			names = append(names, s.Name)
+		}
+		return names
 	}
-}
 
-func TestRestartFleetDeleteDeletesTheMembersObject(t *testing.T) {
-	c := fake.NewClientBuilder().WithObjects(
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "goes"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "stays"}},
-	).Build()
-	f := providertest.RestartFleet{Namespace: "fleet", Client: c}
-	remove := f.Delete(&corev1.Secret{})
-	if err := remove(t.Context(), "goes"); err != nil {
-		t.Fatal(err)
-	}
-	if err := remove(t.Context(), "goes"); err == nil {
-		t.Error("deleting a member that is gone succeeded")
-	}
-	var left corev1.SecretList
-	if err := c.List(t.Context(), &left); err != nil {
-		t.Fatal(err)
-	}
-	if len(left.Items) != 1 || left.Items[0].Name != "stays" {
-		t.Errorf("left %v, want only fleet/stays", left.Items)
-	}
+	t.Run("DeleteAll deletes what it lists", func(t *testing.T) {
+		a := envtest.NamespaceForTest(t, "a", host)
+		b := envtest.NamespaceForTest(t, "b", host)
+		secrets(a, "one", "two")
+		secrets(b, "kept")
+		providertest.DeleteAll(t, c, &corev1.SecretList{}, client.InNamespace(a))
+		if got := left(a); len(got) != 0 {
+			t.Errorf("left %v in %s, want none", got, a)
+		}
+		if got := left(b); len(got) != 1 || got[0] != "kept" {
+			t.Errorf("left %v in %s, want only kept", got, b)
+		}
+	})
+
+	t.Run("RestartFleet.Delete deletes the member's object", func(t *testing.T) {
+		ns := envtest.NamespaceForTest(t, "fleet", host)
+		secrets(ns, "goes", "stays")
+		remove := providertest.RestartFleet{Namespace: ns, Client: c}.Delete(&corev1.Secret{})
+		if err := remove(t.Context(), "goes"); err != nil {
+			t.Fatal(err)
+		}
+		if err := remove(t.Context(), "goes"); err == nil {
+			t.Error("deleting a member that is gone succeeded")
+		}
+		if got := left(ns); len(got) != 1 || got[0] != "stays" {
+			t.Errorf("left %v in %s, want only stays", got, ns)
+		}
+	})
 }
