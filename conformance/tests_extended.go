@@ -45,20 +45,11 @@ func (s *spec) rotator() CredentialRotator {
 // shows or cur must work with live requests. blocked explains a slow new engagement. what names
 // the rotation in messages.
 func (s *spec) rotate(in *instance, cur *engagement, m Member, rotator CredentialRotator, what string, blocked blocker) *engagement {
-	if s.opts.claims(InPlaceCredentialRefresh) {
-		s.refreshedInPlace(in, cur, m, rotator, what)
-		return cur
-	}
 	ctx, cancel := s.harnessCtx()
 	revokeOld, err := rotator.RotateCredentials(ctx, m)
 	cancel()
 	if err != nil {
 		s.erroredf("harness: %s: rotating the credentials of %q: %v", what, m.ID, err)
-	}
-	var next *engagement
-	replaced := func() bool {
-		next = in.probe.latest(m.Name, cur.seq)
-		return next != nil && !sameCluster(next.cluster, cur.cluster)
 	}
 	revoke := func() {
 		ctx, cancel := s.harnessCtx()
@@ -66,6 +57,15 @@ func (s *spec) rotate(in *instance, cur *engagement, m Member, rotator Credentia
 		if err := revokeOld(ctx); err != nil {
 			s.erroredf("harness: %s: revoking the old credentials of %q: %v", what, m.ID, err)
 		}
+	}
+	if s.opts.claims(InPlaceCredentialRefresh) {
+		s.refreshedInPlace(in, cur, m, revoke, what)
+		return cur
+	}
+	var next *engagement
+	replaced := func() bool {
+		next = in.probe.latest(m.Name, cur.seq)
+		return next != nil && !sameCluster(next.cluster, cur.cluster)
 	}
 	s.wait(s.opts.Timeouts.Stable, replaced)
 	if !replaced() {
@@ -110,24 +110,13 @@ func (s *spec) rotate(in *instance, cur *engagement, m Member, rotator Credentia
 	return next
 }
 
-// refreshedInPlace rotates the credentials of m, which cur serves, for a provider that claims
-// InPlaceCredentialRefresh, and revokes the old ones at once: from then on only credentials the
-// provider switched cur to can reach the member. cur, and no new engagement, must reach it
-// with live requests, see in its cache an object written afterwards (its watches stayed) and
-// be what Get returns. what names the rotation in messages.
-func (s *spec) refreshedInPlace(in *instance, cur *engagement, m Member, rotator CredentialRotator, what string) {
-	ctx, cancel := s.harnessCtx()
-	revokeOld, err := rotator.RotateCredentials(ctx, m)
-	cancel()
-	if err != nil {
-		s.erroredf("harness: %s: rotating the credentials of %q: %v", what, m.ID, err)
-	}
-	ctx, cancel = s.harnessCtx()
-	err = revokeOld(ctx)
-	cancel()
-	if err != nil {
-		s.erroredf("harness: %s: revoking the old credentials of %q: %v", what, m.ID, err)
-	}
+// refreshedInPlace checks a rotation of m's credentials, which cur serves, for a provider that
+// claims InPlaceCredentialRefresh: revoke revokes the old ones at once, so from then on only
+// credentials the provider switched cur to can reach the member. cur, and no new engagement,
+// must reach it with live requests, see in its cache an object written afterwards (its watches
+// stayed) and be what Get returns. what names the rotation in messages.
+func (s *spec) refreshedInPlace(in *instance, cur *engagement, m Member, revoke func(), what string) {
+	revoke()
 	replaced := func() error {
 		if next := in.probe.latest(m.Name, cur.seq); next != nil {
 			return fmt.Errorf("%s: a new cluster was engaged as %q, but a provider that claims %s keeps the engagement when only the credentials change: %s",
