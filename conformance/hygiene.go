@@ -5,21 +5,16 @@ package conformance
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/url"
 	"strings"
-	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"mcr.dev/core/envtest"
 )
 
 // ReportSource is implemented by harnesses of providers that claim CredentialHygiene.
@@ -43,7 +38,7 @@ type plantedSecret struct {
 // a token in the server URL.
 func secretKubeconfig(u *unresponsiveServer, name string, inURL bool) ([]byte, []plantedSecret, error) {
 	token := "mcr-planted-token-" + randomToken() + randomToken()
-	certPEM, keyPEM, err := clientCertificate()
+	certPEM, keyPEM, err := envtest.SelfSignedClientCertificate("mcr-conformance")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,31 +84,6 @@ func pemForms(p []byte) []string {
 		}
 	}
 	return forms
-}
-
-// clientCertificate returns a throwaway self-signed client certificate and its key, in PEM.
-func clientCertificate() (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "mcr-conformance"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 func testNoCredentialsReported(s *spec) {

@@ -11,9 +11,9 @@ import (
 )
 
 // Options are the conformance options of the provider mcr.dev/providers/<project>, claiming
-// every extended feature but notClaimed and InPlaceCredentialRefresh, which a run claims by
-// appending it to Features where it turns in-place refresh on
-// (kit.Options.RefreshCredentialsInPlace). project may carry a qualifier after the provider's
+// every extended feature but notClaimed and InPlaceCredentialRefresh, which InPlace claims for a
+// run whose provider refreshes credentials in place (kit.Options.RefreshCredentialsInPlace, on
+// by default); a run that turns the option off passes the rotation tests by engaging anew. project may carry a qualifier after the provider's
 // path, such as "gardener (seed topology)", for providers the suite runs in several setups.
 func Options(project string, notClaimed ...conformance.Feature) conformance.Options {
 	return conformance.Options{

@@ -182,3 +182,29 @@ func serial() *big.Int {
 	}
 	return n
 }
+
+// SelfSignedClientCertificate returns a client certificate for commonName, signed by its own
+// key, and that key, both in PEM: credentials that no apiserver trusts, for tests that need a
+// certificate of another identity or one to plant and look for.
+func SelfSignedClientCertificate(commonName string) (certPEM, keyPEM []byte, err error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing the client certificate: %w", err)
+	}
+	if keyPEM, err = ecKeyPEM(key); err != nil {
+		return nil, nil, err
+	}
+	return pemBlock("CERTIFICATE", der), keyPEM, nil
+}

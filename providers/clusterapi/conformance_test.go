@@ -56,7 +56,8 @@ func setInitializedFor(ctx context.Context, key client.ObjectKey, ready bool) er
 // rewriting the kubeconfig Secret, and revokes.
 func TestConformance(t *testing.T) { runConformance(t, false) }
 
-// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace
+// on (the default; TestConformance turns it off to cover a new engagement per rotation),
 // claiming InPlaceCredentialRefresh: a kubeconfig Secret rewritten with a new token keeps the
 // engagement.
 func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
@@ -79,7 +80,7 @@ func runConformance(t *testing.T, inPlace bool) {
 			return clusterapi.New(mgmtConfig, clusterapi.Options{
 				Namespaces: []string{conformanceNamespace},
 				Options: kit.Options{RetryMaxDelay: time.Second, Logger: providerLogs.Logger(), ResyncPeriod: mcrproviders.Resync,
-					RefreshCredentialsInPlace: inPlace},
+					RefreshCredentialsInPlace: ptr.To(inPlace)},
 			})
 		},
 		// The Secret first, then the Cluster, then its status: the order of a real control

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/mcrproviders"
@@ -29,7 +30,8 @@ import (
 // which the suite rotates (the file is rewritten) and revokes.
 func TestConformance(t *testing.T) { runConformance(t, false) }
 
-// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace
+// on (the default; TestConformance turns it off to cover a new engagement per rotation),
 // claiming InPlaceCredentialRefresh: a rewritten file with a new token keeps the engagement.
 func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
 
@@ -46,7 +48,7 @@ func runConformance(t *testing.T, inPlace bool) {
 	harness := &conformance.KubeconfigHarness{
 		Fleet: conformance.NewFleet(fleet.Member("east"), fleet.Member("west"), fleet.Member("north")),
 		Provider: func(context.Context) (multicluster.Provider, error) {
-			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync, RefreshCredentialsInPlace: inPlace}})
+			return file.New(file.Options{Dirs: []string{dir}, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync, RefreshCredentialsInPlace: ptr.To(inPlace)}})
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			data, err := withContextName(kubeconfig, name)

@@ -24,6 +24,7 @@ import (
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/file"
 )
 
@@ -171,8 +172,8 @@ func TestFileLifecycle(t *testing.T) {
 		}
 		s.waitEngaged(t, eastName, westName, northName)
 		cl, _ := s.rec.Latest(westName)
-		if cl.Cluster.GetConfig().BearerToken == "" {
-			t.Error("west does not use the ServiceAccount token it was switched to")
+		if user, err := providertest.UserOf(t.Context(), cl.Cluster.GetConfig()); err != nil || !strings.HasPrefix(user, "system:serviceaccount:") {
+			t.Errorf("west does not use the ServiceAccount token it was switched to: %q, %v", user, err)
 		}
 		s.requireReaches(t, westName, "west")
 		delete(before, westName)
@@ -333,8 +334,11 @@ func TestVolumeSymlinkSwap(t *testing.T) {
 		}
 		eventually(t, "west re-engaged after the swap", func() error {
 			e, _ := p.rec.Latest("kubeconfig+west")
-			if e == old["kubeconfig+west"] || e.Cluster.GetConfig().BearerToken == "" {
+			if e == old["kubeconfig+west"] {
 				return errors.New("still the old instance")
+			}
+			if user, err := providertest.UserOf(t.Context(), e.Cluster.GetConfig()); err != nil || !strings.HasPrefix(user, "system:serviceaccount:") {
+				return fmt.Errorf("not with the ServiceAccount token: %q, %v", user, err)
 			}
 			return nil
 		})

@@ -331,8 +331,9 @@ var _ conformance.ReadinessToggler = seedHarness{}
 func seedNamespace(name string) string { return "shoot--" + seedProject + "--" + name }
 
 // TestSeedConformanceInPlace runs the suite's rotation tests against the seed topology with
-// kit.Options.RefreshCredentialsInPlace, claiming InPlaceCredentialRefresh: a token renewed in
-// the Secret "gardener", as gardener-resource-manager renews it, keeps the engagement.
+// kit.Options.RefreshCredentialsInPlace on (the default; TestConformance turns it off), claiming
+// InPlaceCredentialRefresh: a token renewed in the Secret "gardener", as
+// gardener-resource-manager renews it, keeps the engagement.
 func TestSeedConformanceInPlace(t *testing.T) {
 	link, err := envtest.StartForwarder(strings.TrimPrefix(fleet.Member("host").Host(), "https://"))
 	if err != nil {
@@ -354,7 +355,7 @@ func newSeedHarness(link *envtest.Forwarder, inPlace bool) seedHarness {
 				Topology:   gardener.TopologySeed,
 				Namespaces: []string{"garden-" + seedProject},
 				Options: kit.Options{RetryMaxDelay: time.Second, Logger: logs.Logger(), ResyncPeriod: mcrproviders.Resync,
-					RefreshCredentialsInPlace: inPlace},
+					RefreshCredentialsInPlace: ptr.To(inPlace)},
 			})
 		},
 		SourceOutage: mcrproviders.Outage(link),

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"mcr.dev/conformance"
 	"mcr.dev/conformance/mcrproviders"
 	"mcr.dev/core/multicluster"
@@ -24,8 +26,17 @@ import (
 // port is the member's apiserver. Rotating credentials is what `kind delete cluster` and `kind
 // create cluster` under the same name amount to: the same name with a new kubeconfig. A
 // no-op update adds or removes a worker node container, which changes what the engine lists
-// but not the kubeconfig.
-func TestConformance(t *testing.T) {
+// but not the kubeconfig. The provider runs with RefreshCredentialsInPlace turned off, so this run
+// covers a new engagement per rotation; TestConformanceInPlace covers the default.
+func TestConformance(t *testing.T) { runConformance(t, false) }
+
+// TestConformanceInPlace runs the suite's rotation tests with the provider's default options,
+// which refresh credentials in place, claiming InPlaceCredentialRefresh: a kubeconfig with a new
+// token for the same API server and CA keeps the engagement. (A real `kind create cluster` makes
+// a new CA, which still engages a new cluster.)
+func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
+
+func runConformance(t *testing.T, inPlace bool) {
 	kc := useStandIn(t)
 	t.Setenv(standin.TraceEnv, "") // the suite makes thousands of calls; no need to keep them
 
@@ -40,7 +51,7 @@ func TestConformance(t *testing.T) {
 		Provider: func(context.Context) (multicluster.Provider, error) {
 			// A poll every second keeps the suite quick without flooding the stand-in: each poll
 			// runs about eight engine commands per cluster, and the Scale test has thirty.
-			return kind.New(kind.Options{PollInterval: time.Second, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync}}), nil
+			return kind.New(kind.Options{PollInterval: time.Second, Options: kit.Options{Logger: providerLogs.Logger(), ResyncPeriod: resync, RefreshCredentialsInPlace: ptr.To(inPlace)}}), nil
 		},
 		Write: func(_ context.Context, name string, kubeconfig []byte) error {
 			return kc.Create(name, kubeconfig)
@@ -65,5 +76,10 @@ func TestConformance(t *testing.T) {
 	// Not MemberReadiness: a kind cluster carries no readiness. Not SourceRestart: the source of
 	// truth is the kind command line over the container engine (here the stand-in), not an
 	// apiserver the test could take down.
-	conformance.Run(t, harness, mcrproviders.Options("kind", conformance.MemberReadiness, conformance.SourceRestart))
+	o := mcrproviders.Options("kind", conformance.MemberReadiness, conformance.SourceRestart)
+	if inPlace {
+		mcrproviders.RunInPlace(t, harness, o)
+		return
+	}
+	conformance.Run(t, harness, o)
 }

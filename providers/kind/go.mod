@@ -4,6 +4,7 @@ go 1.26.3
 
 require (
 	k8s.io/client-go v0.37.2
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	mcr.dev/conformance v0.0.0
 	mcr.dev/core v0.0.0
 	sigs.k8s.io/kind v0.33.0
@@ -78,7 +79,6 @@ require (
 	k8s.io/apimachinery v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/controller-runtime v0.25.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/multicluster-runtime v0.24.1 // indirect

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/conformance"
@@ -26,7 +27,8 @@ import (
 // token of its own, which the suite rotates and revokes.
 func TestConformance(t *testing.T) { runConformance(t, false) }
 
-// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace,
+// TestConformanceInPlace runs the suite's rotation tests with kit.Options.RefreshCredentialsInPlace
+// on (the default; TestConformance turns it off to cover a new engagement per rotation),
 // claiming InPlaceCredentialRefresh: a Secret rewritten with a new token keeps the engagement.
 func TestConformanceInPlace(t *testing.T) { runConformance(t, true) }
 
@@ -71,7 +73,7 @@ func runConformance(t *testing.T, inPlace bool) {
 			opts.RetryMaxDelay = time.Second
 			opts.ResyncPeriod = mcrproviders.Resync
 			opts.Logger = providerLogs.Logger().WithName("provider")
-			opts.RefreshCredentialsInPlace = inPlace
+			opts.RefreshCredentialsInPlace = ptr.To(inPlace)
 			return kubeconfig.New(hubConfig, opts)
 		},
 		Write: write,

@@ -38,7 +38,18 @@ type Holder struct {
 	// identity is endpoint with the first client certificate (public, no key), for Endpoint.
 	identity *rest.Config
 
-	base *membertransport.Transport
+	base connections
+}
+
+// connections is the transport underneath a Holder's configs: a member's own pool
+// (membertransport), or client-go's pool for the endpoint, shared by every client of it whose
+// requests carry their credentials in headers.
+type connections interface {
+	http.RoundTripper
+	// Renew moves later requests to new connections (a new client certificate).
+	Renew() error
+	Close()
+	CloseIdleConnections()
 }
 
 // credentials is one immutable set of credentials: Swap replaces the whole value.
@@ -64,8 +75,7 @@ func Config(cfg *rest.Config) (*rest.Config, *Holder, error) {
 	h := &Holder{creds: creds, endpoint: endpointOf(cfg)}
 	h.identity = clusters.CopyConfig(h.endpoint)
 	h.identity.CertData, h.identity.CertFile = cfg.CertData, cfg.CertFile
-	h.base, err = membertransport.New(cfg, h.clientCert)
-	if err != nil {
+	if h.base, err = connectionsFor(cfg, creds, h.clientCert); err != nil {
 		return nil, nil, err
 	}
 
@@ -91,6 +101,10 @@ func (h *Holder) Swap(cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	if _, shared := h.base.(sharedConnections); shared && creds.cert != nil {
+		// Other members' requests use these connections: none may present this certificate.
+		return fmt.Errorf("%w: a client certificate where there was none", ErrNotSwappable)
+	}
 	h.mu.Lock()
 	old := h.creds
 	h.creds = creds
@@ -109,6 +123,42 @@ func (rt *roundTripper) EndpointConfig() *rest.Config { return clusters.CopyConf
 
 // Close closes the connections of the configs' transport.
 func (h *Holder) Close() { h.base.Close() }
+
+// connectionsFor returns the transport for a Holder whose first credentials are creds. Without a
+// client certificate, Dial or Proxy of the config's own, it is client-go's cached transport for
+// the endpoint's TLS settings, as it would be for the config itself: members of one apiserver
+// that authenticate with tokens share its connections, however many they are.
+func connectionsFor(cfg *rest.Config, creds *credentials, getCert func() (*tls.Certificate, error)) (connections, error) {
+	if creds.cert == nil && cfg.Dial == nil && cfg.Proxy == nil {
+		rt, err := transport.New(&transport.Config{
+			TLS: transport.TLSConfig{
+				Insecure:   cfg.Insecure,
+				ServerName: cfg.ServerName,
+				CAFile:     cfg.CAFile,
+				CAData:     cfg.CAData,
+				NextProtos: cfg.NextProtos,
+			},
+			DisableCompression: cfg.DisableCompression,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("member TLS settings: %w", err)
+		}
+		return sharedConnections{rt}, nil
+	}
+	return membertransport.New(cfg, getCert)
+}
+
+// sharedConnections is client-go's cached transport for an endpoint, which other clients use
+// too: it is never closed, and its client certificate never changes (it has none). Holding it
+// keeps it in client-go's cache, which forgets transports nobody holds.
+type sharedConnections struct{ rt http.RoundTripper }
+
+func (c sharedConnections) RoundTrip(req *http.Request) (*http.Response, error) {
+	return c.rt.RoundTrip(req)
+}
+func (sharedConnections) Renew() error            { return nil }
+func (sharedConnections) Close()                  {}
+func (c sharedConnections) CloseIdleConnections() { utilnet.CloseIdleConnectionsFor(c.rt) }
 
 // SameEndpoint reports whether a and b differ in their credentials at most, i.e. whether a
 // Holder built from a can take b's credentials.
@@ -224,7 +274,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // WrappedRoundTripper returns the transport underneath, for client-go's helpers.
-func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper { return rt.h.base.HTTPTransport() }
+func (rt *roundTripper) WrappedRoundTripper() http.RoundTripper {
+	if shared, ok := rt.h.base.(sharedConnections); ok {
+		return shared.rt
+	}
+	return rt.h.base.(*membertransport.Transport).HTTPTransport()
+}
 
 // CloseIdleConnections closes the idle connections of the transport underneath.
 func (rt *roundTripper) CloseIdleConnections() { rt.h.base.CloseIdleConnections() }

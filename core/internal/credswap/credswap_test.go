@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -121,23 +123,79 @@ func TestSwapOnRealAPIServer(t *testing.T) {
 		t.Fatalf("after swapping to a token file the member sees %q, want %q", got, want)
 	}
 
-	// The admin client certificate: TLS authenticated the open connections with no
-	// certificate, so they are closed, and the watch on one of them ends.
-	if err := holder.Swap(member.Config()); err != nil {
+	// A client certificate cannot join a connection pool shared with other token clients: the
+	// swap is refused, and the token stays.
+	if err := holder.Swap(member.Config()); !errors.Is(err, credswap.ErrNotSwappable) {
+		t.Fatalf("swapping a token holder to a client certificate: %v, want ErrNotSwappable", err)
+	}
+	if got, want := whoAmI(), "system:serviceaccount:mcr-system:gamma"; got != want {
+		t.Fatalf("after the refused swap the member sees %q, want %q", got, want)
+	}
+
+	// A holder that starts with the admin client certificate has connections of its own. Its
+	// swap to a token closes them, since TLS authenticated them with the certificate, and a
+	// watch on one of them ends.
+	certCfg, certHolder, err := credswap.Config(member.Config())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := whoAmI(); got == "" || got == "system:serviceaccount:mcr-system:gamma" || got == "system:anonymous" {
-		t.Fatalf("after swapping to the admin certificate the member sees %q", got)
+	defer certHolder.Close()
+	certClient := kubernetes.NewForConfigOrDie(certCfg)
+	cw, err := certClient.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cw.Stop()
+	delta := tokenConfig("delta")
+	if err := certHolder.Swap(delta); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := certClient.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil || r.Status.UserInfo.Username != "system:serviceaccount:mcr-system:delta" {
+		t.Fatalf("after swapping the certificate to a token: %v, %v", r, err)
 	}
 	select {
-	case _, open := <-w.ResultChan():
+	case _, open := <-cw.ResultChan():
 		if open {
 			// Drain what was already sent; the channel must close.
-			for range w.ResultChan() {
+			for range cw.ResultChan() {
 			}
 		}
 	case <-ctx.Done():
 		t.Fatal("the watch opened before the certificate swap did not end")
+	}
+}
+
+// TestTokenHoldersShareConnections: members of one endpoint that authenticate with tokens send
+// their requests over client-go's one pool for the endpoint, as clients built from their
+// configs would; a member with a client certificate has a pool of its own.
+func TestTokenHoldersShareConnections(t *testing.T) {
+	poolOf := func(c *rest.Config) http.RoundTripper {
+		t.Helper()
+		out, holder, err := credswap.Config(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(holder.Close)
+		return out.Transport.(utilnet.RoundTripperWrapper).WrappedRoundTripper()
+	}
+	insecure := rest.TLSClientConfig{Insecure: true}
+	a := poolOf(&rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "a", TLSClientConfig: insecure})
+	b := poolOf(&rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "b", TLSClientConfig: insecure})
+	basic := poolOf(&rest.Config{Host: "https://127.0.0.1:6443", Username: "u", Password: "p", TLSClientConfig: insecure})
+	if a != b || a != basic {
+		t.Error("token and basic-auth members of one endpoint do not share a connection pool")
+	}
+	other := poolOf(&rest.Config{Host: "https://127.0.0.1:6443", BearerToken: "a", TLSClientConfig: rest.TLSClientConfig{Insecure: true, ServerName: "other"}})
+	if other == a {
+		t.Error("members with other TLS settings share a connection pool")
+	}
+	cert, key, err := envtest.SelfSignedClientCertificate("member")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert := poolOf(&rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{Insecure: true, CertData: cert, KeyData: key}})
+	if withCert == a {
+		t.Error("a member with a client certificate shares the token members' connection pool")
 	}
 }
 

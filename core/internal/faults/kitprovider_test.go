@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/internal/testcheck"
@@ -108,7 +111,8 @@ func (r *reasons) waitReason(t testing.TB, member, reason string, n int) {
 }
 
 // memberKubeconfig mints a kubeconfig for a new ServiceAccount of member, allowed to read
-// namespaces and read and patch ConfigMaps, and returns it with its token.
+// namespaces and read and patch ConfigMaps, and returns it with the user its token
+// authenticates as.
 func memberKubeconfig(ctx context.Context, member, account string) ([]byte, string, error) {
 	data, err := fleet.Member(member).ServiceAccountKubeconfig(ctx, envtest.ServiceAccountOptions{
 		Name: account,
@@ -122,5 +126,24 @@ func memberKubeconfig(ctx context.Context, member, account string) ([]byte, stri
 	if err != nil {
 		return nil, "", err
 	}
-	return data, cfg.BearerToken, nil
+	user, err := userOf(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, user, nil
+}
+
+// userOf returns the user that requests with cfg authenticate as. A cluster whose credentials
+// were refreshed in place holds them in its transport, not in its config's fields: asking the
+// apiserver is what tells which credentials a cluster uses.
+func userOf(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("asking who %s is: %w", cfg.Host, err)
+	}
+	return review.Status.UserInfo.Username, nil
 }

@@ -36,11 +36,11 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 	runManager(t, mgr)
 
 	ctx := t.Context()
-	first, firstToken, err := memberKubeconfig(ctx, "a", "rotation-first")
+	first, firstUser, err := memberKubeconfig(ctx, "a", "rotation-first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, secondToken, err := memberKubeconfig(ctx, "a", "rotation-second")
+	second, secondUser, err := memberKubeconfig(ctx, "a", "rotation-second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if working.GetConfig().BearerToken != firstToken {
-		t.Fatal("a is not engaged with its first token")
+	if user, err := userOf(ctx, working.GetConfig()); err != nil || user != firstUser {
+		t.Fatalf("a is not engaged with its first token: %q, %v", user, err)
 	}
 
 	a, b := newWriter(t, l, "a"), newWriter(t, l, "b")
@@ -108,8 +108,11 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 	p.set("a", second)
 	p.events.waitReason(t, "a", kit.ReasonCredentialsRotated, 1)
 	replacement, err := mgr.GetCluster(ctx, "a")
-	if err != nil || replacement == working || replacement.GetConfig().BearerToken != secondToken {
+	if err != nil || replacement == working {
 		t.Fatalf("a was not engaged again with its second token (%v)", err)
+	}
+	if user, err := userOf(ctx, replacement.GetConfig()); err != nil || user != secondUser {
+		t.Fatalf("a was engaged again, not with its second token: %q, %v", user, err)
 	}
 	time.Sleep(5 * time.Second)
 	stopChurn()

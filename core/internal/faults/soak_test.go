@@ -180,9 +180,9 @@ type soak struct {
 type soakMember struct {
 	name       string
 	kubeconfig []byte // the last valid kubeconfig
-	token      string
-	down       bool // its apiserver is stopped
-	present    bool // the provider has its kubeconfig
+	user       string // the user its last valid kubeconfig authenticates as
+	down       bool   // its apiserver is stopped
+	present    bool   // the provider has its kubeconfig
 }
 
 // reconciler reads each request's ConfigMap through the cluster of the request, books the
@@ -318,7 +318,7 @@ func (s *soak) rotate(ctx context.Context, m *soakMember, throughInvalid bool) e
 	}
 	s.mu.Unlock()
 
-	data, token, err := memberKubeconfig(ctx, m.name, account)
+	data, user, err := memberKubeconfig(ctx, m.name, account)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (s *soak) rotate(ctx context.Context, m *soakMember, throughInvalid bool) e
 	} else {
 		s.counts["rotation"]++
 	}
-	m.kubeconfig, m.token = data, token
+	m.kubeconfig, m.user = data, user
 	if m.present {
 		s.provider.set(m.name, data)
 	}
@@ -416,7 +416,11 @@ func (s *soak) staleCredentials(ctx context.Context) []string {
 	var stale []string
 	for _, name := range soakMembers {
 		cl, err := s.mgr.GetCluster(ctx, multicluster.ClusterName(name))
-		if err != nil || cl.GetConfig().BearerToken != s.members[name].token {
+		if err != nil {
+			stale = append(stale, name)
+			continue
+		}
+		if user, err := userOf(ctx, cl.GetConfig()); err != nil || user != s.members[name].user {
 			stale = append(stale, name)
 		}
 	}

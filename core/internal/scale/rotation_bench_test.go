@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -198,7 +199,7 @@ func runRotation(tb testing.TB, creds []clusterCredentials, run int, inPlace boo
 			Logger:                    logr.Discard(),
 			EventRecorder:             events,
 			CacheSyncTimeout:          scaleCacheSyncTimeout,
-			RefreshCredentialsInPlace: inPlace,
+			RefreshCredentialsInPlace: ptr.To(inPlace),
 			RESTOptions:               []func(*rest.Config) error{p.tagNamespace},
 			ClusterOptions: []cluster.Option{func(o *cluster.Options) {
 				o.Logger = logr.Discard()

@@ -251,7 +251,7 @@ func (e *Engine[K]) Engage(ctx context.Context, key K, m Member) Result {
 		if err != nil {
 			return e.Fail(key, m, Permanent(ReasonCredentialPluginFailed, withFrom(m, err)))
 		}
-		if source == nil && opts.RefreshCredentialsInPlace {
+		if source == nil && *opts.RefreshCredentialsInPlace {
 			// Credentials a plugin or a Transport of the caller's provide are not swappable:
 			// such members are engaged anew on every change, as without the option.
 			if swappable, h, err := credswap.Config(built); err == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
@@ -59,7 +60,7 @@ func TestMembersShareRESTMappersByDefault(t *testing.T) {
 
 	// Members whose credentials are refreshed in place reach the member through a Transport of
 	// the kit's own; they share all the same.
-	refreshing := newMemberProvider(t, kit.Options{RefreshCredentialsInPlace: true})
+	refreshing := newMemberProvider(t, kit.Options{RefreshCredentialsInPlace: ptr.To(true)})
 	runManager(t, host, refreshing, mcmanager.Options{})
 	refreshing.set("five", member)
 	maps("five", engaged(t, refreshing, "five"))

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -116,11 +117,13 @@ type Options struct {
 	// requests switch to the new credentials, after the access check accepted them, and its
 	// cache, watches and the controllers' queues stay, so the old credentials can be revoked at
 	// once. A change of anything else, of the user, or of an exec or auth-provider plugin's
-	// settings still engages a new cluster. Members the provider builds itself (Member.Cluster)
-	// are not concerned.
+	// settings still engages a new cluster (a plugin's own new credentials, at expiry or after
+	// a 401, never do). Members the provider builds itself (Member.Cluster) are not concerned.
+	// Set it to false to engage a new cluster, with a cold cache, on every credential change,
+	// as multicluster-runtime's providers do.
 	//
-	// Defaults to false: every credential change engages a new cluster, with a cold cache.
-	RefreshCredentialsInPlace bool
+	// Defaults to true.
+	RefreshCredentialsInPlace *bool
 
 	// ExecMaxOutput bounds, in bytes, what a member's exec credential plugin may write to
 	// stdout; a plugin that writes more is killed and its member reported with
@@ -195,6 +198,9 @@ func (o *Options) SetDefaults(name string) {
 	}
 	if o.ExecMaxOutput <= 0 {
 		o.ExecMaxOutput = defaultExecMaxOutput
+	}
+	if o.RefreshCredentialsInPlace == nil {
+		o.RefreshCredentialsInPlace = ptr.To(true)
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrllog.Log.WithName(name)

@@ -25,7 +25,14 @@ func (e *Engine[K]) refreshInPlace(ctx context.Context, key K, m Member, st *mem
 	log := e.log.WithValues("cluster", m.Name)
 	if !e.opts.Options.SkipAccessCheck {
 		// The new credentials must work before they replace those that do.
-		if err := e.checkConfig(ctx, cfg); err != nil {
+		checked, err := e.checkConfig(ctx, cfg)
+		if !checked {
+			// Credentials no client can be built with (a key that does not parse): a new
+			// instance reports them as it reports any config it cannot build.
+			log.V(1).Info("Credentials cannot be replaced in place; engaging the cluster again", "why", err.Error())
+			return Result{}, false
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, true
 			}
@@ -54,16 +61,17 @@ func (e *Engine[K]) refreshInPlace(ctx context.Context, key K, m Member, st *mem
 }
 
 // checkConfig runs the access check with cfg's credentials, on a client of its own that is
-// closed on return, within Options.CacheSyncTimeout.
-func (e *Engine[K]) checkConfig(ctx context.Context, cfg *rest.Config) error {
+// closed on return, within Options.CacheSyncTimeout. checked is false when no client could be
+// built from cfg; err then says why.
+func (e *Engine[K]) checkConfig(ctx context.Context, cfg *rest.Config) (checked bool, err error) {
 	probe, holder, err := credswap.Config(cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer holder.Close()
 	hc, err := rest.HTTPClientFor(probe)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return e.checkAccess(ctx, probe, hc)
+	return true, e.checkAccess(ctx, probe, hc)
 }

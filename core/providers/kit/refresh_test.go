@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"mcr.dev/core/envtest"
@@ -54,7 +55,7 @@ func TestEngineRefreshesCredentialsInPlace(t *testing.T) {
 	}
 	first, second := token("refresher", "token-1"), token("refresher", "token-2")
 
-	p := newMemberProvider(t, kit.Options{RefreshCredentialsInPlace: true})
+	p := newMemberProvider(t, kit.Options{RefreshCredentialsInPlace: ptr.To(true)})
 	run := providertest.Start(t, p, time.Minute)
 	p.set("east", first)
 	engaged := run.Recorder.WaitEngaged(t, p, "east", time.Minute)

@@ -164,6 +164,30 @@ func (r *Recorder) WaitReengaged(t testing.TB, p multicluster.Provider, name mul
 	return e
 }
 
+// refreshedInPlaceLog starts the kit's log line for credentials replaced in place.
+const refreshedInPlaceLog = "Replaced the credentials of the engaged cluster in place"
+
+// WaitRefreshedInPlace waits until logs hold n lines in which the kit reports that name's
+// engaged cluster took new credentials in place, and fails the test at once if e, the
+// engagement before the change, ends or is replaced meanwhile.
+func (r *Recorder) WaitRefreshedInPlace(t testing.TB, logs *LogBuffer, name multicluster.ClusterName, e *Engagement, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if latest, _ := r.Latest(name); latest != e || !e.Alive() {
+			t.Fatalf("cluster %q was engaged again, not refreshed in place", name)
+		}
+		got := len(logs.All(`"cluster"="`+string(name)+`"`, refreshedInPlaceLog))
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster %q refreshed in place: %d refreshes logged within %s, want %d", name, got, timeout, n)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
 // WaitDisengaged waits until the engagement e has ended and p.Get reports name as not found.
 func (r *Recorder) WaitDisengaged(t testing.TB, p multicluster.Provider, name multicluster.ClusterName, e *Engagement, timeout time.Duration) {
 	t.Helper()

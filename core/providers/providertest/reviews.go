@@ -5,11 +5,13 @@ package providertest
 
 import (
 	"context"
+	"fmt"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // The front proxies of providers' tests (the stand-ins of a Gardener, kcp or Milo front door)
@@ -44,4 +46,20 @@ func ReviewAccess(ctx context.Context, cs kubernetes.Interface, user authenticat
 		return false, err
 	}
 	return review.Status.Allowed, nil
+}
+
+// UserOf returns the user that requests with cfg authenticate as, from a SelfSubjectReview. It
+// is how a test tells which credentials an engaged cluster uses: credentials refreshed in place
+// (kit.Options.RefreshCredentialsInPlace) live in the cluster's transport, not in the fields of
+// its config.
+func UserOf(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("asking %s who the credentials belong to: %w", cfg.Host, err)
+	}
+	return review.Status.UserInfo.Username, nil
 }
