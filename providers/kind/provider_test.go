@@ -18,6 +18,7 @@ import (
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kind"
 	"mcr.dev/providers/kind/internal/kindtest"
 	"mcr.dev/providers/kind/internal/standin"
@@ -89,8 +90,8 @@ func TestReengagesRecreatedCluster(t *testing.T) {
 	s.waitEngaged(t, "fleet-a")
 	s.requireReaches(t, "fleet-a", "west")
 	third := s.current(t, "fleet-a")
-	if third.Cluster.GetConfig().BearerToken == "" {
-		t.Error("the re-engaged fleet-a does not use the new token credentials")
+	if user, err := providertest.UserOf(t.Context(), third.Cluster.GetConfig()); err != nil || user != "system:serviceaccount:mcr-system:kind-recreate" {
+		t.Errorf("the re-engaged fleet-a does not use the new token credentials: %q, %v", user, err)
 	}
 }
 
