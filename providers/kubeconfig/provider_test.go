@@ -21,6 +21,7 @@ import (
 	corekubeconfig "mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kubeconfig"
 )
 
@@ -131,8 +132,8 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 
 	putSecret(t, ns, "m2", oldData)
 	first := aware.waitEngaged(t, "m2", 1)
-	if got := first.Cluster.GetConfig().BearerToken; got != oldToken {
-		t.Fatal("first engagement does not use the first token")
+	if user, err := providertest.UserOf(t.Context(), first.Cluster.GetConfig()); err != nil || !strings.HasSuffix(user, ":rotation-old") {
+		t.Fatalf("first engagement does not use the first token: %q, %v", user, err)
 	}
 	if err := canListNamespaces(t.Context(), first); err != nil {
 		t.Fatalf("least-privilege cluster cannot list namespaces: %v", err)
@@ -143,8 +144,8 @@ func TestRotationReengagesWithNewCredentials(t *testing.T) {
 	if second.Cluster == first.Cluster {
 		t.Fatal("rotation engaged the same instance")
 	}
-	if got := second.Cluster.GetConfig().BearerToken; got != newToken {
-		t.Fatal("re-engaged cluster does not use the rotated token")
+	if user, err := providertest.UserOf(t.Context(), second.Cluster.GetConfig()); err != nil || !strings.HasSuffix(user, ":rotation-new") {
+		t.Fatalf("re-engaged cluster does not use the rotated token: %q, %v", user, err)
 	}
 	if err := canListNamespaces(t.Context(), second); err != nil {
 		t.Fatalf("rotated cluster cannot reach m2: %v", err)

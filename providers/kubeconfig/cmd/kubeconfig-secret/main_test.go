@@ -133,7 +133,8 @@ func TestEnrollsTwoMembers(t *testing.T) {
 	aware.wait(t, "east", 1)
 	aware.wait(t, "west", 1)
 
-	// Enrolling again rotates the token and the provider re-engages with it.
+	// Enrolling again rotates the token, of the same ServiceAccount: the engaged cluster takes it
+	// in place, with a CredentialsRotated Event on the Secret and no new engagement.
 	enrollMember(t, "east")
 	rotated, err := corekubeconfig.Load(mustSecretData(t, hub, "east"), corekubeconfig.Policy{})
 	if err != nil {
@@ -142,8 +143,23 @@ func TestEnrollsTwoMembers(t *testing.T) {
 	if rotated.BearerToken == tokens["east"] {
 		t.Fatal("enrolling again did not mint a new token")
 	}
-	if got := aware.wait(t, "east", 2); got.GetConfig().BearerToken != rotated.BearerToken {
-		t.Error("re-engaged east does not use the rotated token")
+	providertest.Eventually(t, time.Minute, "east's credentials replaced in place", func() error {
+		events, err := hub.EventsV1().Events(kubeconfig.DefaultNamespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == kit.ReasonCredentialsRotated && e.Regarding.Name == "east" && strings.Contains(e.Note, "in place") {
+				return nil
+			}
+		}
+		return errors.New("no CredentialsRotated Event in place on Secret east")
+	})
+	aware.mu.Lock()
+	n := len(aware.seen["east"])
+	aware.mu.Unlock()
+	if n != 1 {
+		t.Errorf("east engaged %d times, want 1: a new token of the same ServiceAccount is taken in place", n)
 	}
 }
 
