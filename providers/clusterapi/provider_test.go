@@ -89,7 +89,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 	newCluster(t, ns, c.name, "DockerCluster", nil)
 	setInitialized(t, c, true)
 	old := s.WaitEngaged(t, c.clusterName())
-	if got := old.Cluster.GetConfig().BearerToken; got != tokenOf(t, first) {
+	if got := providertest.BearerTokenOf(t, old.Cluster.GetConfig()); got != tokenOf(t, first) {
 		t.Fatal("the engaged cluster does not use the Secret's credentials")
 	}
 
@@ -128,7 +128,7 @@ func TestRotationReengagesMetadataDoesNot(t *testing.T) {
 		return nil
 	})
 	s.waitDisengagedInstance(t, old)
-	if got := next.Cluster.GetConfig().BearerToken; got != tokenOf(t, second) {
+	if got := providertest.BearerTokenOf(t, next.Cluster.GetConfig()); got != tokenOf(t, second) {
 		t.Error("the re-engaged cluster does not use the new credentials")
 	}
 	if _, n := s.rec.Latest(c.clusterName()); n != 2 {

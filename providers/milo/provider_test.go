@@ -81,7 +81,7 @@ func TestProjectMode(t *testing.T) {
 	if got, want := e.Cluster.GetConfig().Host, proxy.ControlPlaneURL(name); got != want {
 		t.Errorf("engaged cluster talks to %s, want %s", got, want)
 	}
-	if got := e.Cluster.GetConfig().BearerToken; got != provider.BearerToken {
+	if got := providertest.BearerTokenOf(t, e.Cluster.GetConfig()); got != provider.BearerToken {
 		t.Error("engaged cluster does not use the provider's own credentials")
 	}
 	requireSeesUpdates(t, e.Cluster, "alpha", "seen-"+name)
@@ -344,7 +344,7 @@ func TestNewForHost(t *testing.T) {
 	}
 	run := providertest.Start(t, p, waitTimeout)
 	e := run.Recorder.WaitEngaged(t, p, clusterName(name), waitTimeout)
-	if got := e.Cluster.GetConfig().BearerToken; got != provider.BearerToken {
+	if got := providertest.BearerTokenOf(t, e.Cluster.GetConfig()); got != provider.BearerToken {
 		t.Error("with NewForHost, BaseConfig does not default to the host cluster's config")
 	}
 	requireSeesUpdates(t, e.Cluster, "gamma", "shared-"+name)

@@ -6,6 +6,10 @@ package providertest
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -62,4 +66,36 @@ func UserOf(ctx context.Context, cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("asking %s who the credentials belong to: %w", cfg.Host, err)
 	}
 	return review.Status.UserInfo.Username, nil
+}
+
+// BearerTokenOf returns the bearer token that requests sent with cfg carry, "" for none: one
+// request goes through cfg's transport to a local plain-HTTP server, which records its
+// Authorization header and answers nothing else. Unlike UserOf it needs no apiserver and tells
+// two tokens of the same user apart; credentials refreshed in place are read where they live,
+// in the transport.
+func BearerTokenOf(t testing.TB, cfg *rest.Config) string {
+	t.Helper()
+	headers := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case headers <- r.Header.Get("Authorization"):
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatalf("a client for the config: %v", err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("a request through the config's transport: %v", err)
+	}
+	_ = res.Body.Close()
+	return strings.TrimPrefix(<-headers, "Bearer ")
 }
