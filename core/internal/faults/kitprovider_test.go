@@ -10,19 +10,17 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"mcr.dev/core/envtest"
 	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/kubeconfig"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 )
 
 // kubeconfigProvider serves members from kubeconfigs the test sets, through the kit's engine
@@ -126,24 +124,9 @@ func memberKubeconfig(ctx context.Context, member, account string) ([]byte, stri
 	if err != nil {
 		return nil, "", err
 	}
-	user, err := userOf(ctx, cfg)
+	user, err := providertest.UserOf(ctx, cfg)
 	if err != nil {
 		return nil, "", err
 	}
 	return data, user, nil
-}
-
-// userOf returns the user that requests with cfg authenticate as. A cluster whose credentials
-// were refreshed in place holds them in its transport, not in its config's fields: asking the
-// apiserver is what tells which credentials a cluster uses.
-func userOf(ctx context.Context, cfg *rest.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("asking who %s is: %w", cfg.Host, err)
-	}
-	return review.Status.UserInfo.Username, nil
 }

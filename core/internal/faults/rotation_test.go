@@ -17,6 +17,7 @@ import (
 	mcbuilder "mcr.dev/core/builder"
 	"mcr.dev/core/internal/testcheck"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 )
 
 // A member's credentials are rotated through writes the provider must refuse, while its
@@ -56,7 +57,7 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user, err := userOf(ctx, working.GetConfig()); err != nil || user != firstUser {
+	if user, err := providertest.UserOf(ctx, working.GetConfig()); err != nil || user != firstUser {
 		t.Fatalf("a is not engaged with its first token: %q, %v", user, err)
 	}
 
@@ -111,7 +112,7 @@ func TestRotationThroughInvalidWrites(t *testing.T) {
 	if err != nil || replacement == working {
 		t.Fatalf("a was not engaged again with its second token (%v)", err)
 	}
-	if user, err := userOf(ctx, replacement.GetConfig()); err != nil || user != secondUser {
+	if user, err := providertest.UserOf(ctx, replacement.GetConfig()); err != nil || user != secondUser {
 		t.Fatalf("a was engaged again, not with its second token: %q, %v", user, err)
 	}
 	time.Sleep(5 * time.Second)

@@ -29,6 +29,7 @@ import (
 	mcmanager "mcr.dev/core/manager"
 	"mcr.dev/core/multicluster"
 	"mcr.dev/core/providers/kit"
+	"mcr.dev/core/providers/providertest"
 	mcreconcile "mcr.dev/core/reconcile"
 )
 
@@ -420,7 +421,7 @@ func (s *soak) staleCredentials(ctx context.Context) []string {
 			stale = append(stale, name)
 			continue
 		}
-		if user, err := userOf(ctx, cl.GetConfig()); err != nil || user != s.members[name].user {
+		if user, err := providertest.UserOf(ctx, cl.GetConfig()); err != nil || user != s.members[name].user {
 			stale = append(stale, name)
 		}
 	}
