@@ -157,7 +157,9 @@ func TestNeverReportsCredentials(t *testing.T) {
 		})
 	}
 	rotate(gardencorev1beta1.RotationPreparing)
-	secondWorking := garden.rec.WaitReengaged(t, garden.provider, workingName, firstWorking, waitTimeout)
+	// The new credentials are another token of the same identity: taken in place.
+	garden.rec.WaitRefreshedInPlace(t, garden.logs, workingName, firstWorking, 1, waitTimeout)
+	secondWorking := firstWorking
 	waitEvent(t, "Shoot", ns, "working", kit.ReasonCredentialsRotated)
 	for _, a := range answers {
 		if a.Reason == kit.ReasonUnauthorized {

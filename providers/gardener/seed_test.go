@@ -73,11 +73,21 @@ func TestSeedFollowsTokenRenewal(t *testing.T) {
 		t.Fatalf("a metadata-only change of the Secret re-engaged the cluster (Engage called %d times)", r.rec.Count(name))
 	}
 
-	// A renewed token: engaged again with it, the new instance first.
-	if err := writeSeedSecret(ctx, "shoot--renewal--one", memberToken(t, "east", "renewal-one"), nil); err != nil {
+	// A renewed token of the same ServiceAccount, as gardener-resource-manager writes it: the
+	// engaged cluster takes it in place.
+	renewed := memberToken(t, "east", "renewal-one")
+	if err := writeSeedSecret(ctx, "shoot--renewal--one", renewed, nil); err != nil {
 		t.Fatal(err)
 	}
-	second := r.rec.WaitReengaged(t, r.provider, name, first, waitTimeout)
+	r.rec.WaitRefreshedInPlace(t, r.logs, name, first, 1, waitTimeout)
+	second := first
+	renewedCfg, err := clientcmd.RESTConfigFromKubeConfig(renewed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if providertest.BearerTokenOf(t, second.Cluster.GetConfig()) != renewedCfg.BearerToken {
+		t.Error("the engaged cluster does not send the renewed token")
+	}
 	r.requireReaches(t, name, "east")
 	waitEvent(t, "Cluster", "", clusterObj, kit.ReasonCredentialsRotated)
 
