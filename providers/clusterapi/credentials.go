@@ -4,7 +4,6 @@
 package clusterapi
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -39,17 +38,13 @@ func KubeconfigSecretName(cluster string) string {
 // "<namespace>/<name>". Cluster objects are namespaced and names are unique only within a
 // namespace, so the namespace is always part of the name.
 func ClusterName(namespace, name string) multicluster.ClusterName {
-	return multicluster.ClusterName(namespace + "/" + name)
+	return multicluster.NamespacedClusterName(namespace, name)
 }
 
 // ClusterKey returns the namespace and name of the Cluster object behind a cluster name that
 // ClusterName made.
 func ClusterKey(name multicluster.ClusterName) (types.NamespacedName, error) {
-	ns, n, ok := strings.Cut(string(name), "/")
-	if !ok || ns == "" || n == "" || strings.Contains(n, "/") {
-		return types.NamespacedName{}, fmt.Errorf("cluster name %q is not of the form <namespace>/<name>", name)
-	}
-	return types.NamespacedName{Namespace: ns, Name: n}, nil
+	return multicluster.ParseNamespacedClusterName(name)
 }
 
 // clusterOfSecret returns the Cluster whose kubeconfig Secret is namespace/name, or false when

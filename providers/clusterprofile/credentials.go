@@ -44,17 +44,13 @@ const (
 // namespaces), so the namespace is always part of the name. It is the name
 // multicluster-runtime's cluster-inventory-api provider uses.
 func ClusterName(namespace, name string) multicluster.ClusterName {
-	return multicluster.ClusterName(namespace + "/" + name)
+	return multicluster.NamespacedClusterName(namespace, name)
 }
 
 // ClusterKey returns the namespace and name of the ClusterProfile behind a cluster name that
 // ClusterName made.
 func ClusterKey(name multicluster.ClusterName) (types.NamespacedName, error) {
-	ns, n, ok := strings.Cut(string(name), "/")
-	if !ok || ns == "" || n == "" || strings.Contains(n, "/") {
-		return types.NamespacedName{}, fmt.Errorf("cluster name %q is not of the form <namespace>/<name>", name)
-	}
-	return types.NamespacedName{Namespace: ns, Name: n}, nil
+	return multicluster.ParseNamespacedClusterName(name)
 }
 
 // credentials is what the provider engages a cluster with.

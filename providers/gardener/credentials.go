@@ -44,7 +44,7 @@ const (
 // unique only within their project namespace, so the namespace is always part of the name; a
 // namespace is never empty, so the name never starts with a slash.
 func ShootClusterName(namespace, name string) multicluster.ClusterName {
-	return multicluster.ClusterName(namespace + "/" + name)
+	return multicluster.NamespacedClusterName(namespace, name)
 }
 
 // SeedClusterName returns the name under which the provider engages the extensions Cluster
