@@ -43,7 +43,7 @@ func BenchmarkMemberStart(b *testing.B) {
 		startTotal += time.Since(start)
 
 		b.StopTimer()
-		rss, peak, err := memoryStatus(m.proc.Load().pid())
+		rss, peak, err := memoryStatus(m.proc.Load().Pid())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func BenchmarkMemberStart(b *testing.B) {
 	b.ReportMetric(startTotal.Seconds()/n, "start-s")
 	b.ReportMetric(float64(rssTotal)/n/mib, "apiserver-rss-MiB")
 	b.ReportMetric(float64(peakTotal)/n/mib, "apiserver-peak-MiB")
-	etcdRSS, _, err := memoryStatus(f.etcd.pid())
+	etcdRSS, _, err := memoryStatus(f.etcd.Pid())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -107,7 +107,7 @@ type Fleet struct {
 	etcdPath      string
 	dir           string
 	out           io.Writer
-	etcd          *process
+	etcd          *Process
 	etcdURL       string
 
 	mu         sync.Mutex
@@ -276,7 +276,7 @@ func (f *Fleet) Stop() error {
 	}
 	wg.Wait()
 	if f.etcd != nil {
-		errs = append(errs, f.etcd.stop(f.opts.StopGracePeriod))
+		errs = append(errs, f.etcd.Stop(f.opts.StopGracePeriod))
 	}
 	if err := os.RemoveAll(f.dir); err != nil {
 		errs = append(errs, fmt.Errorf("envtest: removing %s: %w", f.dir, err))
@@ -333,11 +333,11 @@ func (f *Fleet) startEtcd(ctx context.Context) error {
 	dataDir := filepath.Join(f.dir, "etcd")
 	var lastErr error
 	for range portAttempts {
-		clientPort, err := freePort()
+		clientPort, err := FreePort()
 		if err != nil {
 			return err
 		}
-		peerPort, err := freePort()
+		peerPort, err := FreePort()
 		if err != nil {
 			return err
 		}
@@ -357,7 +357,7 @@ func (f *Fleet) startEtcd(ctx context.Context) error {
 			return err
 		}
 		args = append(args, flagList(managed)...)
-		p, err := startProcess("etcd", f.etcdPath, args, f.out)
+		p, err := StartProcess("etcd", f.etcdPath, args, f.out)
 		if err != nil {
 			return fmt.Errorf("envtest: %w", err)
 		}
@@ -367,7 +367,7 @@ func (f *Fleet) startEtcd(ctx context.Context) error {
 			f.etcdURL = clientURL
 			return nil
 		}
-		lastErr = errors.Join(err, p.stop(f.opts.StopGracePeriod))
+		lastErr = errors.Join(err, p.Stop(f.opts.StopGracePeriod))
 		if !portInUse(p) {
 			break
 		}

@@ -39,7 +39,7 @@ type Member struct {
 
 	lifecycle sync.Mutex // serializes Start, Stop and removal
 	removed   bool
-	proc      atomic.Pointer[process]
+	proc      atomic.Pointer[Process]
 }
 
 // Name returns the member's name, as given to the fleet.
@@ -92,7 +92,7 @@ func (m *Member) kubeconfig(user *clientcmdapi.AuthInfo) ([]byte, error) {
 // Running reports whether the member's kube-apiserver process is running.
 func (m *Member) Running() bool {
 	p := m.proc.Load()
-	return p != nil && !p.exited()
+	return p != nil && !p.Exited()
 }
 
 // Start starts the member's kube-apiserver if it is not running, and returns once /readyz
@@ -120,7 +120,7 @@ func (m *Member) Start(ctx context.Context) error {
 	var lastErr error
 	for range attempts {
 		if firstStart {
-			port, err := freePort()
+			port, err := FreePort()
 			if err != nil {
 				return fmt.Errorf("envtest: starting member %q: %w", m.name, err)
 			}
@@ -135,7 +135,7 @@ func (m *Member) Start(ctx context.Context) error {
 			m.proc.Store(p)
 			return nil
 		}
-		lastErr = errors.Join(err, p.stop(f.opts.StopGracePeriod))
+		lastErr = errors.Join(err, p.Stop(f.opts.StopGracePeriod))
 		if !firstStart || !portInUse(p) {
 			break
 		}
@@ -160,7 +160,7 @@ func (m *Member) stopLocked() error {
 	if p == nil {
 		return nil
 	}
-	if err := p.stop(m.fleet.opts.StopGracePeriod); err != nil {
+	if err := p.Stop(m.fleet.opts.StopGracePeriod); err != nil {
 		return fmt.Errorf("envtest: stopping member %q: %w", m.name, err)
 	}
 	return nil
@@ -178,7 +178,7 @@ func (m *Member) remove() error {
 	return err
 }
 
-func (m *Member) startProcess() (*process, error) {
+func (m *Member) startProcess() (*Process, error) {
 	f := m.fleet
 	args, err := mergeFlags(DefaultAPIServerFlags(), f.opts.APIServerFlags, managedAPIServerFlags)
 	if err != nil {
@@ -196,7 +196,7 @@ func (m *Member) startProcess() (*process, error) {
 		"service-account-key-file":         filepath.Join(m.dir, saPublicFile),
 		"service-account-signing-key-file": filepath.Join(m.dir, saPrivateFile),
 	})...)
-	p, err := startProcess(m.name, f.apiserverPath, args, f.out)
+	p, err := StartProcess(m.name, f.apiserverPath, args, f.out)
 	if err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)
 	}
@@ -208,10 +208,7 @@ func (m *Member) startProcess() (*process, error) {
 // controller that /readyz does not wait for, and tests expect to use it at once.
 var readinessPaths = []string{"/readyz", "/api/v1/namespaces/default"}
 
-// pollInterval is how often readiness is probed while a process starts.
-const pollInterval = 100 * time.Millisecond
-
-func (m *Member) waitReady(ctx context.Context, p *process) error {
+func (m *Member) waitReady(ctx context.Context, p *Process) error {
 	tlsConfig, err := m.creds.adminTLSConfig()
 	if err != nil {
 		return err
@@ -219,9 +216,9 @@ func (m *Member) waitReady(ctx context.Context, p *process) error {
 	transport := &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
-	return waitUntil(ctx, p, func() error {
+	return p.WaitUntil(ctx, func() error {
 		for _, path := range readinessPaths {
-			if err := getOK(ctx, client, m.Host()+path); err != nil {
+			if err := ProbeOK(ctx, client, m.Host()+path); err != nil {
 				return err
 			}
 		}
@@ -229,44 +226,9 @@ func (m *Member) waitReady(ctx context.Context, p *process) error {
 	})
 }
 
-func waitEtcdReady(ctx context.Context, p *process, clientURL string) error {
+func waitEtcdReady(ctx context.Context, p *Process, clientURL string) error {
 	transport := &http.Transport{DisableKeepAlives: true}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
-	return waitUntil(ctx, p, func() error { return getOK(ctx, client, clientURL+"/health") })
-}
-
-// waitUntil polls ready until it succeeds, the process exits or ctx ends.
-func waitUntil(ctx context.Context, p *process, ready func() error) error {
-	ticker := time.NewTicker(pollInterval)
-	defer ticker.Stop()
-	for {
-		err := ready()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return p.exitError()
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last probe: %v); last output:\n%s", filepath.Base(p.cmd.Path), ctx.Err(), err, p.tail.String())
-		case <-ticker.C:
-		}
-	}
-}
-
-func getOK(ctx context.Context, client *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
+	return p.WaitUntil(ctx, func() error { return ProbeOK(ctx, client, clientURL+"/health") })
 }

@@ -21,9 +21,9 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	pids := []int{f.etcd.pid()}
+	pids := []int{f.etcd.Pid()}
 	for _, m := range f.Members() {
-		pids = append(pids, m.proc.Load().pid())
+		pids = append(pids, m.proc.Load().Pid())
 	}
 	dir := f.dir
 
@@ -62,7 +62,7 @@ func TestStartFailureIsExplained(t *testing.T) {
 	if err == nil {
 		t.Fatalf("Start succeeded with an unknown apiserver flag")
 	}
-	for _, want := range []string{`member "broken"`, "kube-apiserver exited early", "no-such-flag"} {
+	for _, want := range []string{`member "broken"`, "(kube-apiserver) exited early", "no-such-flag"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error does not mention %q:\n%v", want, err)
 		}

@@ -48,7 +48,7 @@ const (
 // ::1 and localhost, and writes them into dir (created if missing). Each endpoint has its own
 // CA, so a member that was given another endpoint's caBundle fails to call it.
 func NewWebhookEndpoint(dir string) (*WebhookEndpoint, error) {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("envtest: webhook endpoint: %w", err)
 	}
