@@ -36,17 +36,16 @@ var scheme = newScheme()
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
+	sb := runtime.NewSchemeBuilder(
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		apisv1alpha1.AddToScheme,
 		apisv1alpha2.AddToScheme,
 		corev1alpha1.AddToScheme,
 		tenancyv1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			panic(err)
-		}
+	)
+	if err := sb.AddToScheme(s); err != nil {
+		panic(err)
 	}
 	return s
 }

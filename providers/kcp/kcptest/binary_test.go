@@ -90,18 +90,3 @@ func TestStartRefusesManagedFlags(t *testing.T) {
 		t.Errorf("Start with --secure-port in Args: %v, want an error naming it", err)
 	}
 }
-
-func TestLogTailKeepsLastLines(t *testing.T) {
-	var out strings.Builder
-	l := &logTail{out: &out}
-	for i := range tailLines + 5 {
-		_, _ = l.Write([]byte("line " + strings.Repeat("x", i%3) + "\n"))
-	}
-	_, _ = l.Write([]byte("partial"))
-	if n := len(strings.Split(l.String(), "\n")); n != tailLines {
-		t.Errorf("kept %d lines, want %d", n, tailLines)
-	}
-	if got := strings.Count(out.String(), "[kcp] "); got != tailLines+5 {
-		t.Errorf("forwarded %d lines, want %d", got, tailLines+5)
-	}
-}

@@ -4,21 +4,19 @@
 package kcptest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"mcr.dev/core/envtest"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -75,7 +73,7 @@ type Server struct {
 	removeRootDir bool
 	url           string
 	admin         *rest.Config // kcp-admin, host without a /clusters path
-	proc          *process
+	proc          *envtest.Process
 
 	stopOnce sync.Once
 	stopErr  error
@@ -153,17 +151,17 @@ func startOnce(ctx context.Context, opts Options) (s *Server, err error) {
 		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
 		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
 	}, opts.Args...)
-	if s.proc, err = startProcess(opts.Binary, args, opts.Output); err != nil {
+	if s.proc, err = envtest.StartProcess("kcp", opts.Binary, args, opts.Output); err != nil {
 		return nil, err
 	}
 	if err := s.waitReady(ctx); err != nil {
-		if s.proc.exited() {
-			if strings.Contains(s.proc.tail.String(), "address already in use") {
-				return nil, fmt.Errorf("kcptest: %w: %w", errPortTaken, s.proc.exitError())
+		if s.proc.Exited() {
+			if strings.Contains(s.proc.Output(), "address already in use") {
+				return nil, fmt.Errorf("kcptest: %w: %w", errPortTaken, s.proc.ExitError())
 			}
-			return nil, fmt.Errorf("kcptest: %w", s.proc.exitError())
+			return nil, fmt.Errorf("kcptest: %w", s.proc.ExitError())
 		}
-		return nil, fmt.Errorf("kcptest: kcp did not become ready: %w; last output:\n%s", err, s.proc.tail.String())
+		return nil, fmt.Errorf("kcptest: kcp did not become ready: %w; last output:\n%s", err, s.proc.Output())
 	}
 	return s, nil
 }
@@ -176,7 +174,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if s.proc.exited() {
+		if s.proc.Exited() {
 			return errors.New("kcp exited")
 		}
 		if last = s.ready(ctx, kubeconfig); last == nil {
@@ -215,18 +213,8 @@ func (s *Server) ready(ctx context.Context, kubeconfig string) error {
 	defer hc.CloseIdleConnections()
 	reqCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, s.url+"/readyz", nil)
-	if err != nil {
+	if err := envtest.ProbeOK(reqCtx, hc, s.url+"/readyz"); err != nil {
 		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz: %s: %s", resp.Status, lastLines(string(body), 5))
 	}
 	c, err := s.Client(logicalcluster.NewPath("root"))
 	if err != nil {
@@ -300,14 +288,14 @@ func (s *Server) Client(path logicalcluster.Path) (client.Client, error) {
 }
 
 // Logs returns the last lines kcp wrote.
-func (s *Server) Logs() string { return s.proc.tail.String() }
+func (s *Server) Logs() string { return s.proc.Output() }
 
 // Stop stops kcp (SIGTERM, then SIGKILL after DefaultStopGrace) and removes its root directory
 // unless Options.RootDir named it. It is safe to call more than once.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		if s.proc != nil {
-			s.stopErr = s.proc.stop(DefaultStopGrace)
+			s.stopErr = s.proc.Stop(DefaultStopGrace)
 		}
 		if s.removeRootDir {
 			s.stopErr = errors.Join(s.stopErr, os.RemoveAll(s.rootDir))
@@ -339,114 +327,4 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, addr.Port)
 	}
 	return ports, nil
-}
-
-// process is the running kcp.
-type process struct {
-	cmd  *exec.Cmd
-	tail *logTail
-	done chan struct{} // closed when kcp has exited
-	err  error         // exit status; read only after done is closed
-}
-
-func startProcess(binary string, args []string, out io.Writer) (*process, error) {
-	tail := &logTail{out: out}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout = tail
-	cmd.Stderr = tail
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("kcptest: starting %s: %w", binary, err)
-	}
-	p := &process{cmd: cmd, tail: tail, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, and SIGKILL when kcp still runs after grace; it returns once kcp is gone.
-func (p *process) stop(grace time.Duration) error {
-	if p.exited() {
-		return nil
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kcptest: stopping kcp: %w", err)
-	}
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-		return nil
-	case <-timer.C:
-	}
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kcptest: killing kcp: %w", err)
-	}
-	<-p.done
-	return nil
-}
-
-func (p *process) exitError() error {
-	return fmt.Errorf("kcp exited early (%v); last output:\n%s", p.err, p.tail.String())
-}
-
-// tailLines is how many lines of kcp's output are kept for error messages.
-const tailLines = 40
-
-// logTail forwards whole lines to out, if any, and keeps the last tailLines.
-type logTail struct {
-	out io.Writer
-
-	mu      sync.Mutex
-	partial []byte
-	lines   []string
-}
-
-func (l *logTail) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, b...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(l.partial[:i])
-		l.partial = l.partial[i+1:]
-		l.lines = append(l.lines, line)
-		if len(l.lines) > tailLines {
-			l.lines = l.lines[len(l.lines)-tailLines:]
-		}
-		if l.out != nil {
-			// Best effort: a failing writer must not stop kcp.
-			_, _ = io.WriteString(l.out, "[kcp] "+line+"\n")
-		}
-	}
-	return len(b), nil
-}
-
-func (l *logTail) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

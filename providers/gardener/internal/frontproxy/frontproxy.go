@@ -43,7 +43,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -51,13 +50,14 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"mcr.dev/core/envtest"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -111,8 +111,9 @@ type Issuance struct {
 
 // Server is a running front-proxy.
 type Server struct {
+	// TLSServer serves the proxy and supplies URL and CAData.
+	*envtest.TLSServer
 	opts      Options
-	srv       *httptest.Server
 	admin     kubernetes.Interface
 	shoots    client.Client
 	transport *http.Transport
@@ -179,24 +180,14 @@ func Start(opts Options) (*Server, error) {
 		FlushInterval: -1, // watches stream
 		ErrorLog:      log.New(io.Discard, "", 0),
 	}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.TLSServer = envtest.StartTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := adminKubeconfigPath.FindStringSubmatch(r.URL.Path); m != nil {
 			s.serveAdminKubeconfig(w, r, m[1], m[2])
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv.StartTLS()
 	return s, nil
-}
-
-// URL returns the proxy's base URL, https://127.0.0.1:<port>.
-func (s *Server) URL() string { return s.srv.URL }
-
-// CAData returns the PEM certificate clients must trust to reach the proxy.
-func (s *Server) CAData() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
 // ConfigFor returns a rest.Config that reaches the garden through the proxy with the bearer
@@ -220,8 +211,7 @@ func (s *Server) Issued() []Issuance {
 
 // Close stops the proxy, cutting open watches.
 func (s *Server) Close() {
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.TLSServer.Close()
 	s.transport.CloseIdleConnections()
 }
 

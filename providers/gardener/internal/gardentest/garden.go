@@ -148,9 +148,9 @@ const stopGrace = 10 * time.Second
 // into it, and the shoot servers.
 type Garden struct {
 	dir      string
-	etcd     *process
+	etcd     *envtest.Process
 	garden   *kubeAPIServer
-	gardener *process
+	gardener *envtest.Process
 	shoots   []*ShootServer
 
 	mu     sync.Mutex
@@ -233,7 +233,7 @@ func (g *Garden) Stop() {
 	}
 	g.closed = true
 	g.mu.Unlock()
-	var procs []*process
+	var procs []*envtest.Process
 	if g.gardener != nil {
 		procs = append(procs, g.gardener)
 	}
@@ -245,11 +245,11 @@ func (g *Garden) Stop() {
 	}
 	var wg sync.WaitGroup
 	for _, p := range procs {
-		wg.Go(func() { p.stop(stopGrace) })
+		wg.Go(func() { _ = p.Stop(stopGrace) })
 	}
 	wg.Wait()
 	if g.etcd != nil {
-		g.etcd.stop(stopGrace)
+		_ = g.etcd.Stop(stopGrace)
 	}
 	_ = os.RemoveAll(g.dir)
 }
@@ -265,17 +265,17 @@ func (g *Garden) Host() string { return g.garden.host() }
 func (g *Garden) ShootServers() []*ShootServer { return g.shoots }
 
 func (g *Garden) startEtcd(ctx context.Context, path string, out io.Writer) (string, error) {
-	clientPort, err := freePort()
+	clientPort, err := envtest.FreePort()
 	if err != nil {
 		return "", err
 	}
-	peerPort, err := freePort()
+	peerPort, err := envtest.FreePort()
 	if err != nil {
 		return "", err
 	}
 	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	p, err := start("etcd", path, []string{
+	p, err := envtest.StartProcess("etcd", path, []string{
 		"--name=realgarden", "--data-dir=" + filepath.Join(g.dir, "etcd"),
 		"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
 		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
@@ -286,7 +286,7 @@ func (g *Garden) startEtcd(ctx context.Context, path string, out io.Writer) (str
 		return "", err
 	}
 	g.etcd = p
-	return clientURL, p.waitReady(ctx, httpClient(nil), clientURL+"/health")
+	return clientURL, waitOK(ctx, p, httpClient(nil), clientURL+"/health")
 }
 
 // gardenerNamespace and gardenerService are where the garden's APIServices point: an
@@ -322,12 +322,12 @@ func (g *Garden) startGardener(ctx context.Context, path, etcdURL string, out io
 	if err := writeFiles(dir, map[string][]byte{"tls.crt": cert, "tls.key": key, "garden.kubeconfig": kubeconfig}); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := envtest.FreePort()
 	if err != nil {
 		return err
 	}
 	kubeconfigPath := filepath.Join(dir, "garden.kubeconfig")
-	p, err := start("gardener-apiserver", path, []string{
+	p, err := envtest.StartProcess("gardener-apiserver", path, []string{
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + filepath.Join(dir, "tls.crt"),
@@ -347,7 +347,7 @@ func (g *Garden) startGardener(ctx context.Context, path, etcdURL string, out io
 	}
 	g.gardener = p
 	url := "https://127.0.0.1:" + strconv.Itoa(port)
-	if err := p.waitReady(ctx, httpClient(g.garden.tlsConfig()), url+"/readyz"); err != nil {
+	if err := waitOK(ctx, p, httpClient(g.garden.tlsConfig()), url+"/readyz"); err != nil {
 		return err
 	}
 	return g.registerGardener(ctx, url, port)
@@ -396,8 +396,8 @@ func (g *Garden) registerGardener(ctx context.Context, url string, port int) err
 	// Served through the aggregator once its availability check passed.
 	hc := httpClient(g.garden.tlsConfig())
 	for _, path := range paths {
-		if err := g.garden.proc.waitReady(ctx, hc, g.garden.host()+path); err != nil {
-			return fmt.Errorf("the garden does not serve gardener-apiserver's %s: %w; gardener-apiserver's last output:\n%s", path, err, g.gardener.out.String())
+		if err := waitOK(ctx, g.garden.proc, hc, g.garden.host()+path); err != nil {
+			return fmt.Errorf("the garden does not serve gardener-apiserver's %s: %w; gardener-apiserver's last output:\n%s", path, err, g.gardener.Output())
 		}
 	}
 	typed, err := client.New(g.garden.config(), client.Options{Scheme: gardenScheme})

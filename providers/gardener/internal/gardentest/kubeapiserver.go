@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"mcr.dev/core/envtest"
+
 	"k8s.io/client-go/rest"
 )
 
@@ -31,7 +33,7 @@ type kubeAPIServer struct {
 	ca        *authority // serves and signs the admin client certificate
 	adminCert []byte
 	adminKey  []byte
-	proc      *process
+	proc      *envtest.Process
 }
 
 // Files in a server's directory.
@@ -74,7 +76,7 @@ func (s *kubeAPIServer) start(ctx context.Context, dir, path, etcdURL string, ou
 		"ca.crt": s.ca.certPEM, clientCAFile: s.ca.certPEM,
 		"tls.crt": serving, "tls.key": servingKey, "sa.key": saKey,
 	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = envtest.FreePort(); err != nil {
 		return err
 	}
 	args := []string{
@@ -117,12 +119,12 @@ func (s *kubeAPIServer) start(ctx context.Context, dir, path, etcdURL string, ou
 	if err := writeFiles(dir, files); err != nil {
 		return err
 	}
-	if s.proc, err = start(s.name, path, args, out); err != nil {
+	if s.proc, err = envtest.StartProcess(s.name, path, args, out); err != nil {
 		return err
 	}
 	hc := httpClient(s.tlsConfig())
 	for _, p := range []string{"/readyz", "/api/v1/namespaces/default"} {
-		if err := s.proc.waitReady(ctx, hc, s.host()+p); err != nil {
+		if err := waitOK(ctx, s.proc, hc, s.host()+p); err != nil {
 			return fmt.Errorf("kube-apiserver %s: %w", s.name, err)
 		}
 	}

@@ -4,17 +4,15 @@
 package frontproxy
 
 import (
-	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
+
+	"mcr.dev/core/envtest"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -74,8 +72,7 @@ type Server struct {
 	token    string
 	authz    *authorizer
 	backends []*backend
-	srv      *httptest.Server
-	cancel   context.CancelFunc
+	tls      *envtest.TLSServer
 
 	mu       sync.Mutex
 	clusters map[logicalcluster.Name]*backend // logical cluster → backend, homes included
@@ -126,23 +123,16 @@ func Start(opts Options) (*Server, error) {
 		s.backends = append(s.backends, be)
 		s.clusters[b.Name] = be
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	s.srv = httptest.NewUnstartedServer(s)
-	// Every request's context ends when the shard closes, so that open watches end with it.
-	s.srv.Config.BaseContext = func(net.Listener) context.Context { return ctx }
-	s.srv.StartTLS()
+	s.tls = envtest.StartTLSServer(s)
 	return s, nil
 }
 
 // URL is the virtual workspace URL of the shard, as kcp writes it into an
 // APIExportEndpointSlice's status.endpoints.
-func (s *Server) URL() string { return s.srv.URL + s.prefix }
+func (s *Server) URL() string { return s.tls.URL() + s.prefix }
 
 // CAData returns the PEM certificate that clients must trust.
-func (s *Server) CAData() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
-}
+func (s *Server) CAData() []byte { return s.tls.CAData() }
 
 // Config returns a client config for the shard's URL with its CA and the token. Clients add
 // /clusters/... to Host.
@@ -156,9 +146,7 @@ func (s *Server) Config() *rest.Config {
 
 // Close stops the shard: open watches end, and further requests are refused.
 func (s *Server) Close() {
-	s.cancel()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
+	s.tls.Close()
 }
 
 // AddCluster makes logical cluster name, whose objects live on the backend whose home cluster

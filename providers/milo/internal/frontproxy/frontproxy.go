@@ -49,20 +49,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"mcr.dev/core/envtest"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -97,11 +96,11 @@ type Options struct {
 
 // Proxy is a running front proxy. It is safe for concurrent use.
 type Proxy struct {
-	srv    *httptest.Server
+	// TLSServer serves the proxy and supplies URL and CAData.
+	*envtest.TLSServer
 	host   *httputil.ReverseProxy
 	review func(ctx context.Context, token string) error
 	ttl    time.Duration
-	stop   context.CancelFunc
 
 	mu     sync.Mutex
 	routes map[string]*route
@@ -167,24 +166,8 @@ func Start(opts Options) (*Proxy, error) {
 		ErrorLog:      log.New(io.Discard, "", 0),
 	}
 
-	base, stop := context.WithCancel(context.Background())
-	p.stop = stop
-	p.srv = httptest.NewUnstartedServer(p)
-	p.srv.EnableHTTP2 = true
-	// Requests derive their contexts from base, so Close ends open watches instead of waiting
-	// for them.
-	p.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
-	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	p.srv.StartTLS()
+	p.TLSServer = envtest.StartTLSServer(p)
 	return p, nil
-}
-
-// URL returns the proxy's base URL, https://127.0.0.1:<port>.
-func (p *Proxy) URL() string { return p.srv.URL }
-
-// CAData returns the PEM certificate clients must trust to reach the proxy.
-func (p *Proxy) CAData() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw})
 }
 
 // Config returns a rest.Config that reaches the proxy (and so the host) with a bearer token.
@@ -273,9 +256,7 @@ func (p *Proxy) Close() {
 		delete(p.routes, name)
 	}
 	p.mu.Unlock()
-	p.stop()
-	p.srv.CloseClientConnections()
-	p.srv.Close()
+	p.TLSServer.Close()
 }
 
 // ServeHTTP routes one request: project control-plane paths to the project's member, everything
