@@ -54,10 +54,9 @@ func TestMain(m *testing.M) {
 
 // setup keeps the fleet, installs the Cluster CRD on mgmt and builds the client of mgmt.
 func setup(f *envtest.Fleet) error {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, clusterv1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return err
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, clusterv1.AddToScheme, clusterv1beta1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		return err
 	}
 	fleet = f
 	webhook, webhookCA = startConversionWebhook(scheme)

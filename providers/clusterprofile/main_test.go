@@ -72,10 +72,9 @@ const testDirPrefix = "clusterprofile-test-"
 // setUp builds the plugin and prepares the hub of the fleet f.
 func setUp(f *envtest.Fleet) error {
 	fleet = f
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return fmt.Errorf("scheme: %w", err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("scheme: %w", err)
 	}
 	removeStaleDirs()
 	// envtest.Main exits the process when the tests are done, so this directory outlives

@@ -65,10 +65,9 @@ func Example_seed() {
 // that holds only the Secrets named "gardener", and the provider reads through it.
 func ExampleNewForHost() {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			log.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		log.Fatal(err)
 	}
 	local, err := manager.New(mcr.GetConfigOrDie(), manager.Options{
 		Scheme: scheme,

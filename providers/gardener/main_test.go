@@ -73,10 +73,9 @@ func TestMain(m *testing.M) {
 
 // setUp prepares the fleet f: the Gardener CRDs on host, the garden identity and the minter.
 func setUp(f *envtest.Fleet) error {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gardencorev1beta1.AddToScheme, extensionsv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return err
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, gardencorev1beta1.AddToScheme, extensionsv1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

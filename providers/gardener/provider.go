@@ -60,15 +60,14 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	}
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
+	sb := runtime.NewSchemeBuilder(
 		clientgoscheme.AddToScheme,
 		gardencorev1beta1.AddToScheme,
 		authenticationv1alpha1.AddToScheme,
 		extensionsv1alpha1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("gardener provider: %w", err)
-		}
+	)
+	if err := sb.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("gardener provider: %w", err)
 	}
 	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
 		co.Scheme = scheme

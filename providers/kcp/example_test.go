@@ -160,10 +160,9 @@ func ExampleHandler() {
 func ExampleNewInitializing() {
 	cfg := mcr.GetConfigOrDie() // e.g. https://kcp.example.com/clusters/root:platform
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			log.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		log.Fatal(err)
 	}
 	// The initializer is named after the logical cluster of the type's workspace.
 	host, err := client.New(cfg, client.Options{Scheme: scheme})

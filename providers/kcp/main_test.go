@@ -55,11 +55,10 @@ const token = "mcr-kcp-provider-test"
 const exportName = "mcr"
 
 func TestMain(m *testing.M) {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	providertest.Main(m, providertest.MainOptions{Members: []string{"host", "east", "west", "north"}, ListWithoutStreaming: true}, setUp)
 }

@@ -128,12 +128,11 @@ const (
 func (o Options) withDefaults(vw virtualWorkspace) (Options, error) {
 	if o.Scheme == nil {
 		o.Scheme = runtime.NewScheme()
-		for _, add := range []func(*runtime.Scheme) error{
+		sb := runtime.NewSchemeBuilder(
 			clientgoscheme.AddToScheme, apisv1alpha1.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme,
-		} {
-			if err := add(o.Scheme); err != nil {
-				return o, err
-			}
+		)
+		if err := sb.AddToScheme(o.Scheme); err != nil {
+			return o, err
 		}
 	}
 	if o.EndpointObject == nil {

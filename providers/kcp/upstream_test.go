@@ -13,7 +13,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 

@@ -45,14 +45,13 @@ type Provider struct {
 // Milo type of its Mode in its scheme.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
+	sb := runtime.NewSchemeBuilder(
 		clientgoscheme.AddToScheme,
 		resourcemanagerv1alpha1.AddToScheme,
 		infrastructurev1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
+	)
+	if err := sb.AddToScheme(s); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -105,10 +105,9 @@ func hostShootControlPlane(t *testing.T, seed client.Client, project, shoot stri
 func seedClient(t *testing.T) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, extensionsv1alpha1.AddToScheme, apiextensionsv1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
 	}
 	c, err := client.New(fleet.Member("seed").Config(), client.Options{Scheme: scheme})
 	if err != nil {

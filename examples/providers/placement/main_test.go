@@ -210,10 +210,9 @@ func register(t *testing.T, hub client.Client, member, profiles, tokens string) 
 func hubClient(t *testing.T) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
 	}
 	c, err := client.New(fleet.Member("hub").Config(), client.Options{Scheme: scheme})
 	if err != nil {

@@ -54,10 +54,9 @@ func TestMain(m *testing.M) {
 }
 
 func setUp(g *gardentest.Garden) error {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gardencorev1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return err
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, gardencorev1beta1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		return err
 	}
 	garden = g
 	var err error

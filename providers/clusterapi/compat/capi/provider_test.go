@@ -56,10 +56,9 @@ func TestUpstreamUsage(t *testing.T) {
 	mgmt, member := fleet.Member("mgmt"), fleet.Member("member")
 	installClusterCRD(t, mgmt.Config())
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, clusterv1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
 	}
 	mgmtClient, err := client.New(mgmt.Config(), client.Options{Scheme: scheme})
 	if err != nil {

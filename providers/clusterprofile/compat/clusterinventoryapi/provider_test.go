@@ -141,10 +141,9 @@ func TestUpstreamUsage(t *testing.T) {
 	hub, member := fleet.Member("hub"), fleet.Member("member")
 	installCRD(t, hub.Config())
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
+	sb := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := sb.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
 	}
 	hubClient, err := client.New(hub.Config(), client.Options{Scheme: scheme})
 	if err != nil {
