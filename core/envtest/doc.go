@@ -27,4 +27,10 @@
 // credentials are a client certificate in the system:masters group. Authorization is RBAC and
 // service-account tokens are signed, so Member.ServiceAccountKubeconfig hands out limited
 // credentials exactly as a real cluster would.
+//
+// A provider whose source of truth is another system's server runs it the same way:
+// StartProcess starts its binary as a child process (output prefixed and kept for errors,
+// WaitUntil with ProbeOK for readiness, Stop), and StartTLSServer serves a stand-in where the
+// real system cannot run in a test (an HTTP/2 TLS endpoint whose Close ends open watches). The
+// kcp provider's kcptest and the Gardener provider's tests are built on both.
 package envtest
