@@ -155,37 +155,20 @@ func startOnce(ctx context.Context, opts Options) (s *Server, err error) {
 		return nil, err
 	}
 	if err := s.waitReady(ctx); err != nil {
-		if s.proc.Exited() {
-			if strings.Contains(s.proc.Output(), "address already in use") {
-				return nil, fmt.Errorf("kcptest: %w: %w", errPortTaken, s.proc.ExitError())
-			}
-			return nil, fmt.Errorf("kcptest: %w", s.proc.ExitError())
+		if s.proc.Exited() && strings.Contains(s.proc.Output(), "address already in use") {
+			return nil, fmt.Errorf("kcptest: %w: %w", errPortTaken, err)
 		}
-		return nil, fmt.Errorf("kcptest: kcp did not become ready: %w; last output:\n%s", err, s.proc.Output())
+		return nil, fmt.Errorf("kcptest: %w", err)
 	}
 	return s, nil
 }
 
 // waitReady waits until kcp has written its admin.kubeconfig, answers /readyz and serves the
-// workspace and APIExport APIs in the root workspace.
+// workspace and APIExport APIs in the root workspace. Its error says why, with kcp's last
+// output.
 func (s *Server) waitReady(ctx context.Context) error {
 	kubeconfig := s.KubeconfigPath()
-	var last error
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if s.proc.Exited() {
-			return errors.New("kcp exited")
-		}
-		if last = s.ready(ctx, kubeconfig); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
-	}
+	return s.proc.WaitUntil(ctx, func() error { return s.ready(ctx, kubeconfig) })
 }
 
 // ready checks one step of readiness, loading the admin config once it is there.
