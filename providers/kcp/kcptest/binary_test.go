@@ -90,3 +90,19 @@ func TestStartRefusesManagedFlags(t *testing.T) {
 		t.Errorf("Start with --secure-port in Args: %v, want an error naming it", err)
 	}
 }
+
+func TestStartExplainsAnEarlyExit(t *testing.T) {
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Start(t.Context(), Options{Binary: bin, Args: []string{"--no-such-flag"}})
+	if err == nil {
+		t.Fatal("Start succeeded with a flag kcp does not know")
+	}
+	for _, want := range []string{"kcp exited early", "no-such-flag"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}

@@ -123,8 +123,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // errPortTaken marks a start that failed because a port was taken.
 var errPortTaken = errors.New("a port was taken")
 
-func startOnce(ctx context.Context, opts Options) (s *Server, err error) {
-	s = &Server{rootDir: opts.RootDir}
+func startOnce(ctx context.Context, opts Options) (_ *Server, err error) {
+	// Not the named result: a failing return sets that to nil before the deferred Stop runs.
+	s := &Server{rootDir: opts.RootDir}
 	if s.rootDir == "" {
 		if s.rootDir, err = os.MkdirTemp("", "mcr-kcp-"); err != nil {
 			return nil, fmt.Errorf("kcptest: creating kcp's root directory: %w", err)
