@@ -9,10 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,19 +39,11 @@ type Provider struct {
 // nothing else.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	o := opts.withDefaults()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("clusterapi provider: %w", err)
-	}
-	if err := addToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("clusterapi provider: %w", err)
-	}
 	hasLabel, err := labels.NewRequirement(ClusterNameLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("clusterapi provider: %w", err)
 	}
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
-		co.Scheme = scheme
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, hostTypes, func(co *cluster.Options) {
 		co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
 		co.Cache.ByObject = map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {

@@ -42,14 +42,9 @@ func (v APIVersion) newObject() client.Object {
 	return &clusterv1.Cluster{}
 }
 
-// addToScheme registers the Cluster API types of both versions; the provider's host cluster
-// reads one of them and records Events on it.
-func addToScheme(s *runtime.Scheme) error {
-	if err := clusterv1.AddToScheme(s); err != nil {
-		return err
-	}
-	return clusterv1beta1.AddToScheme(s)
-}
+// hostTypes are the API types of the host cluster New builds besides client-go's: the Cluster
+// API types of both versions, as the provider reads one of them and records Events on it.
+var hostTypes = runtime.NewSchemeBuilder(clusterv1.AddToScheme, clusterv1beta1.AddToScheme)
 
 func (v APIVersion) validate() error {
 	switch v {

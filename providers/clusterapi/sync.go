@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"mcr.dev/core/kubeconfig"
@@ -19,13 +18,11 @@ import (
 func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Result {
 	name := ClusterName(key.Namespace, key.Name)
 	obj := p.opts.APIVersion.newObject()
-	if err := p.host.GetCache().Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.engine.Disengage(name, nil, "the Cluster is gone")
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the Cluster from the host cache", "cluster", name)
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), key, obj, name, func() kit.Result {
+		p.engine.Disengage(name, nil, "the Cluster is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
 	switch {
 	case obj.GetDeletionTimestamp() != nil:
@@ -42,15 +39,13 @@ func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Resul
 	member := kit.Member{Name: name, Regarding: obj}
 	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: KubeconfigSecretName(key.Name)}
 	secret := &corev1.Secret{}
-	if err := p.host.GetCache().Get(ctx, secretKey, secret); err != nil {
-		if !apierrors.IsNotFound(err) {
-			p.engine.Logger().Error(err, "Reading the kubeconfig Secret from the host cache", "cluster", name, "secret", secretKey)
-			return kit.Result{Retry: true}
-		}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), secretKey, secret, name, func() kit.Result {
 		// An engaged cluster keeps its working credentials: the control plane provider
 		// recreates the Secret, and deleting the Cluster is what disengages it.
 		return p.engine.Fail(key, member, kit.Permanent(ReasonKubeconfigSecretMissing,
 			fmt.Errorf("kubeconfig Secret %s not found (it must be labeled %s=%s)", secretKey, ClusterNameLabel, key.Name)))
+	}); !ok {
+		return res
 	}
 	member.Related = secret
 	member.From = "kubeconfig Secret " + secretKey.Name

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -71,15 +70,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	}
 	o := opts.withDefaults()
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("clusterprofile provider: %w", err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("clusterprofile provider: %w", err)
-	}
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
-		co.Scheme = scheme
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, runtime.NewSchemeBuilder(v1alpha1.AddToScheme), func(co *cluster.Options) {
 		co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
 		co.Cache.ByObject = map[client.Object]cache.ByObject{}
 		if o.Secret != nil {

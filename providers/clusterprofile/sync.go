@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,13 +36,11 @@ func (p *Provider) state(key types.NamespacedName) *profileState {
 func (p *Provider) sync(ctx context.Context, key types.NamespacedName) kit.Result {
 	name := ClusterName(key.Namespace, key.Name)
 	cp := &v1alpha1.ClusterProfile{}
-	if err := p.host.GetCache().Get(ctx, key, cp); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.forget(key, "the ClusterProfile is gone")
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the ClusterProfile from the host cache", "cluster", name)
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), key, cp, name, func() kit.Result {
+		p.forget(key, "the ClusterProfile is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
 	switch {
 	case cp.DeletionTimestamp != nil:

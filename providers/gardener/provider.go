@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -59,18 +58,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("gardener provider: %w", err)
 	}
 
-	scheme := runtime.NewScheme()
-	sb := runtime.NewSchemeBuilder(
-		clientgoscheme.AddToScheme,
-		gardencorev1beta1.AddToScheme,
-		authenticationv1alpha1.AddToScheme,
-		extensionsv1alpha1.AddToScheme,
-	)
-	if err := sb.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("gardener provider: %w", err)
-	}
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
-		co.Scheme = scheme
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, hostTypes, func(co *cluster.Options) {
 		switch o.Topology {
 		case TopologyGarden:
 			co.Cache.DefaultNamespaces = kit.CacheNamespaces(o.Namespaces)
@@ -145,6 +133,10 @@ func newProvider(o Options, host cluster.Cluster) (*Provider, error) {
 	}
 	return p, nil
 }
+
+// hostTypes are the API types of the host cluster New builds besides client-go's: those of both
+// topologies.
+var hostTypes = runtime.NewSchemeBuilder(gardencorev1beta1.AddToScheme, authenticationv1alpha1.AddToScheme, extensionsv1alpha1.AddToScheme)
 
 // checkHostScheme fails, naming the missing types and how to add them, when scheme lacks a type
 // the topology reads or sends: otherwise Start, or the adminkubeconfig requests, would fail

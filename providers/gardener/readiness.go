@@ -121,6 +121,18 @@ func (p *Provider) selects(ctx context.Context, shoot *gardencorev1beta1.Shoot) 
 	return o.Filter == nil || o.Filter(ctx, shoot)
 }
 
+// notEngaged says why the provider does not engage shoot in either topology: it is not
+// selected, or not usable. It is empty for a Shoot the provider engages.
+func (p *Provider) notEngaged(ctx context.Context, shoot *gardencorev1beta1.Shoot) string {
+	switch {
+	case !p.selects(ctx, shoot):
+		return "the Shoot is not selected by the provider's options"
+	case !p.opts.IsReady(ctx, shoot):
+		return p.unusable(shoot)
+	}
+	return ""
+}
+
 // unusable explains why a selected Shoot is not engaged.
 func (p *Provider) unusable(shoot *gardencorev1beta1.Shoot) string {
 	if !p.opts.defaultIsReady {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,23 +57,18 @@ func (p *Provider) disengage(key types.NamespacedName, regarding client.Object, 
 func (p *Provider) syncShoot(ctx context.Context, key types.NamespacedName) kit.Result {
 	name := clusterName(key)
 	shoot := &gardencorev1beta1.Shoot{}
-	if err := p.host.GetCache().Get(ctx, key, shoot); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.disengage(key, nil, "the Shoot is gone")
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the Shoot from the garden cache", "cluster", name)
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), key, shoot, name, func() kit.Result {
+		p.disengage(key, nil, "the Shoot is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
-	switch {
-	case shoot.DeletionTimestamp != nil:
+	if shoot.DeletionTimestamp != nil {
 		p.disengage(key, nil, "the Shoot is being deleted")
 		return kit.Result{}
-	case !p.selects(ctx, shoot):
-		p.disengage(key, shoot, "the Shoot is not selected by the provider's options")
-		return kit.Result{}
-	case !p.opts.IsReady(ctx, shoot):
-		p.disengage(key, shoot, p.unusable(shoot))
+	}
+	if why := p.notEngaged(ctx, shoot); why != "" {
+		p.disengage(key, shoot, why)
 		return kit.Result{}
 	}
 
@@ -144,13 +138,11 @@ func (p *Provider) disengageExpired(key types.NamespacedName, shoot *gardencorev
 func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName) kit.Result {
 	name := clusterName(key)
 	obj := &extensionsv1alpha1.Cluster{}
-	if err := p.host.GetCache().Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.disengage(key, nil, "the Cluster object is gone")
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the Cluster object from the seed cache", "cluster", name)
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), key, obj, name, func() kit.Result {
+		p.disengage(key, nil, "the Cluster object is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
 	if obj.DeletionTimestamp != nil {
 		p.disengage(key, nil, "the Cluster object is being deleted")
@@ -163,25 +155,19 @@ func (p *Provider) syncSeedCluster(ctx context.Context, key types.NamespacedName
 		// reconciliation, and deleting it is what disengages.
 		return p.engine.Fail(key, member, kit.Permanent(ReasonInvalidCluster, fmt.Errorf("the Cluster object %s: %w", key.Name, err)))
 	}
-	switch {
-	case !p.selects(ctx, shoot):
-		p.disengage(key, obj, "the Shoot is not selected by the provider's options")
-		return kit.Result{}
-	case !p.opts.IsReady(ctx, shoot):
-		p.disengage(key, obj, p.unusable(shoot))
+	if why := p.notEngaged(ctx, shoot); why != "" {
+		p.disengage(key, obj, why)
 		return kit.Result{}
 	}
 
 	secretKey := types.NamespacedName{Namespace: key.Name, Name: SeedSecretName}
 	secret := &corev1.Secret{}
-	if err := p.host.GetCache().Get(ctx, secretKey, secret); err != nil {
-		if !apierrors.IsNotFound(err) {
-			p.engine.Logger().Error(err, "Reading the kubeconfig Secret from the seed cache", "cluster", name, "secret", secretKey)
-			return kit.Result{Retry: true}
-		}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), secretKey, secret, name, func() kit.Result {
 		// An engaged cluster keeps its working credentials: gardenlet recreates the Secret.
 		return p.engine.Fail(key, member, kit.Permanent(ReasonKubeconfigSecretMissing,
 			fmt.Errorf("the Secret %s was not found in the shoot's control-plane namespace", secretKey)))
+	}); !ok {
+		return res
 	}
 	member.Related, member.From = secret, "Secret "+secretKey.String()
 	data := secret.Data[SeedKubeconfigKey]

@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -157,7 +159,7 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
 	}
 	removeHandler = func() { _ = informer.RemoveEventHandler(reg) }
-	if !kit.WaitFor(syncCtx, reg.HasSynced) {
+	if !toolscache.WaitForCacheSync(syncCtx.Done(), reg.HasSynced) {
 		stop()
 		return fmt.Errorf("%s through /clusters/* did not sync within %s (is the endpoint reachable, and may the provider list and watch there?)", kind, p.opts.CacheSyncTimeout)
 	}
@@ -267,7 +269,9 @@ func (p *Provider) stopEndpoint(ctx context.Context, ep *endpoint) {
 	}
 	// Each of their syncs disengages them. When ctx ends instead, the provider stops: the
 	// engine disengages every logical cluster, then stopAllEndpoints stops the cache.
-	if !kit.WaitFor(ctx, func() bool { return len(p.engagedThrough(ep)) == 0 }) {
+	if err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		return len(p.engagedThrough(ep)) == 0, nil
+	}); err != nil {
 		return
 	}
 	p.mu.Lock()

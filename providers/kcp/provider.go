@@ -128,7 +128,7 @@ func newProvider(cfg *rest.Config, name string, opts Options, vw virtualWorkspac
 	}
 	// The cache holds the endpoint object only. A default field selector rather than a
 	// ByObject entry, so that New needs no request to kcp: Start reports a missing API.
-	hostCluster, err := kit.NewHost(providerName, cfg, o.Logger, func(co *cluster.Options) {
+	hostCluster, err := kit.NewHost(providerName, cfg, o.Logger, nil, func(co *cluster.Options) {
 		co.Scheme = o.Scheme
 		co.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.name", objectKey.Name)
 		if objectKey.Namespace != "" {

@@ -48,7 +48,7 @@ type Provider struct {
 // it.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	o := opts.withDefaults()
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, nil, func(co *cluster.Options) {
 		byObject := cache.ByObject{Label: selector(o)}
 		if !o.AllNamespaces {
 			byObject.Namespaces = map[string]cache.Config{}

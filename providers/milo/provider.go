@@ -45,16 +45,16 @@ type Provider struct {
 // Milo type of its Mode in its scheme.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	sb := runtime.NewSchemeBuilder(
-		clientgoscheme.AddToScheme,
-		resourcemanagerv1alpha1.AddToScheme,
-		infrastructurev1alpha1.AddToScheme,
-	)
+	sb := append(runtime.SchemeBuilder{clientgoscheme.AddToScheme}, hostTypes...)
 	if err := sb.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// hostTypes are the API types of the host cluster New builds besides client-go's: the Milo
+// types of both modes.
+var hostTypes = runtime.NewSchemeBuilder(resourcemanagerv1alpha1.AddToScheme, infrastructurev1alpha1.AddToScheme)
 
 // New returns a provider that watches the Milo apiserver (ModeProject) or the infrastructure
 // cluster (ModeProjectControlPlane) hostConfig points at. It builds its own host cluster, which
@@ -71,12 +71,7 @@ func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("milo provider: %w", err)
 	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, fmt.Errorf("milo provider: %w", err)
-	}
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
-		co.Scheme = scheme
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, hostTypes, func(co *cluster.Options) {
 		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	}, o.HostClusterOptions...)
 	if err != nil {

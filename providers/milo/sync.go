@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,14 +23,12 @@ func (p *Provider) sync(ctx context.Context, project string) kit.Result {
 	name := ClusterName(project)
 	kind := p.opts.Mode.kind()
 	obj := p.opts.Mode.newObject()
-	if err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: project}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.setUnreadySince(project, time.Time{})
-			p.engine.Disengage(name, nil, "the "+kind+" is gone")
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the "+kind+" from the host cache", "cluster", name)
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), client.ObjectKey{Name: project}, obj, name, func() kit.Result {
+		p.setUnreadySince(project, time.Time{})
+		p.engine.Disengage(name, nil, "the "+kind+" is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
 	if !p.selects(obj) {
 		p.setUnreadySince(project, time.Time{})

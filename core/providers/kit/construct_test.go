@@ -11,6 +11,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -43,7 +47,7 @@ func TestEngineReportsToTheMetricsRegisteredUnderItsName(t *testing.T) {
 }
 
 func TestEngineRunsTheHostNewHostBuilt(t *testing.T) {
-	own, err := kit.NewHost("test-provider", &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard(), nil)
+	own, err := kit.NewHost("test-provider", &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,5 +79,28 @@ func TestEngineWithoutHostForItsHostObjectsFails(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "test provider: host cluster is nil") {
 		t.Errorf("NewEngine without a host for HostObjects = %v, want an error saying the host cluster is nil", err)
+	}
+}
+
+func TestNewHostSchemeHoldsClientGoAndTheProvidersTypes(t *testing.T) {
+	widget := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	addWidget := func(s *runtime.Scheme) error {
+		s.AddKnownTypeWithName(widget, &metav1.PartialObjectMetadata{})
+		return nil
+	}
+	host, err := kit.NewHost("test-provider", &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard(), runtime.NewSchemeBuilder(addWidget), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gvk := range []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Secret"), widget} {
+		if !host.GetScheme().Recognizes(gvk) {
+			t.Errorf("the host's scheme does not hold %s", gvk)
+		}
+	}
+
+	_, err = kit.NewHost("test-provider", &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard(),
+		runtime.NewSchemeBuilder(func(*runtime.Scheme) error { return errors.New("conflicting types") }), nil)
+	if err == nil || !strings.Contains(err.Error(), "test provider: conflicting types") {
+		t.Errorf("NewHost with types that cannot be added = %v, want the provider named and the error", err)
 	}
 }

@@ -15,9 +15,10 @@
 //   - its Sources say which keys to sync: objects on a host cluster (HostObjects), files and
 //     directories (Files), or anything that must be asked now and then, such as a command-line
 //     tool or a list of endpoints (Poll); Desired holds what such a source last saw;
-//   - its Sync turns one key into members: it reads the source of truth and calls
-//     Engine.Engage with each member's name and rest.Config, Engine.Disengage for members that
-//     must go, and Engine.Fail for what the provider itself finds wrong.
+//   - its Sync turns one key into members: it reads the source of truth (a host object with
+//     Engine.GetHostObject, which logs and retries a failed read) and calls Engine.Engage with
+//     each member's name and rest.Config, Engine.Disengage for members that must go, and
+//     Engine.Fail for what the provider itself finds wrong.
 //
 // The Engine runs the sources and a keyed, rate-limited queue whose keys are synced in parallel
 // (each key by one goroutine at a time), retried with exponential backoff and resynced

@@ -15,9 +15,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"mcr.dev/core/clusters"
@@ -254,6 +257,35 @@ func (e *Engine[K]) AddAfter(key K, d time.Duration) { e.loop.AddAfter(key, d) }
 // Options.EventRecorder), records nothing.
 func (e *Engine[K]) Record(regarding client.Object, related runtime.Object, eventType, reason, note string) {
 	e.events.record(regarding, related, eventType, reason, note)
+}
+
+// GetHostObject reads the object of key into obj through r, the host's cache, as the first step
+// of a Sync whose member comes from a host object (and to read one the member needs, such as
+// its kubeconfig Secret). It returns true when obj was read. Otherwise the Sync ends with the
+// Result it returns: notFound's when the object does not exist (disengage the member, or Fail
+// it when the object is one it needs), or a retry when reading failed, which is logged with the
+// member's cluster name unless the provider is stopping. An object being deleted is read like
+// any other: whether that ends the member is the provider's call.
+func (e *Engine[K]) GetHostObject(ctx context.Context, r client.Reader, key client.ObjectKey, obj client.Object, name multicluster.ClusterName, notFound func() Result) (Result, bool) {
+	err := r.Get(ctx, key, obj)
+	switch {
+	case err == nil:
+		return Result{}, true
+	case apierrors.IsNotFound(err):
+		return notFound(), false
+	case ctx.Err() != nil:
+		// The provider is stopping: the loop drops the key, and the error is no news.
+		return Result{}, false
+	}
+	scheme, kind := clientgoscheme.Scheme, fmt.Sprintf("%T", obj)
+	if e.opts.Host != nil {
+		scheme = e.opts.Host.GetScheme()
+	}
+	if gvk, gvkErr := apiutil.GVKForObject(obj, scheme); gvkErr == nil {
+		kind = gvk.Kind
+	}
+	e.log.Error(err, "Reading from the host cache", "cluster", name, "kind", kind, "object", key)
+	return Result{Retry: true}, false
 }
 
 // run runs the provider until ctx ends: it starts the host (with EngineOptions.RunHost), the

@@ -6,14 +6,18 @@ package kit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -260,4 +264,74 @@ func TestOwnHostWatchesComeBackAtOnce(t *testing.T) {
 		return nil
 	})
 	t.Logf("host back -> change synced: %s", time.Since(back).Round(time.Millisecond))
+}
+
+// TestGetHostObject reads a present object, a missing one and one of a type the host's scheme
+// lacks, and checks what the Sync is told and what is logged for each.
+func TestGetHostObject(t *testing.T) {
+	fleet := envtest.StartForTest(t, "host")
+	cfg := fleet.Member("host").Config()
+	host, err := cluster.New(cfg, func(o *cluster.Options) { o.Scheme = clientgoscheme.Scheme })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	go func() { _ = host.Start(ctx) }()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "present"}}); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	var logMu sync.Mutex
+	logger := funcr.New(func(prefix, args string) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logged.WriteString(args + "\n")
+	}, funcr.Options{})
+	var set clusters.Clusters[cluster.Cluster]
+	e, err := kit.NewEngine(kit.EngineOptions[string]{
+		Name: "test-provider", Clusters: &set, Host: host, Options: kit.Options{Logger: logger},
+		Sync: func(context.Context, string) kit.Result { return kit.Result{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := kit.Result{After: time.Hour, Reason: "Gone"}
+	notFoundCalls := 0
+	notFound := func() kit.Result { notFoundCalls++; return gone }
+
+	cm := &corev1.ConfigMap{}
+	providertest.Eventually(t, time.Minute, "the present ConfigMap read", func() error {
+		res, ok := e.GetHostObject(ctx, host.GetCache(), client.ObjectKey{Namespace: "default", Name: "present"}, cm, "default/present", notFound)
+		if !ok || res != (kit.Result{}) || cm.Name != "present" {
+			return fmt.Errorf("GetHostObject = %+v, %v, object %q; want a zero Result, true and the object", res, ok, cm.Name)
+		}
+		return nil
+	})
+	if notFoundCalls != 0 {
+		t.Fatalf("notFound called %d times for a present object", notFoundCalls)
+	}
+
+	res, ok := e.GetHostObject(ctx, host.GetCache(), client.ObjectKey{Namespace: "default", Name: "missing"}, &corev1.ConfigMap{}, "default/missing", notFound)
+	if ok || res != gone || notFoundCalls != 1 {
+		t.Errorf("missing object: GetHostObject = %+v, %v after %d notFound calls; want notFound's Result, false, 1 call", res, ok, notFoundCalls)
+	}
+
+	unknown := &metav1.PartialObjectMetadata{}
+	unknown.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
+	res, ok = e.GetHostObject(ctx, host.GetCache(), client.ObjectKey{Name: "w"}, unknown, "w", notFound)
+	if ok || !res.Retry || notFoundCalls != 1 {
+		t.Errorf("unreadable type: GetHostObject = %+v, %v after %d notFound calls; want a retry, false, no more notFound calls", res, ok, notFoundCalls)
+	}
+	logMu.Lock()
+	out := logged.String()
+	logMu.Unlock()
+	for _, want := range []string{`"msg"="Reading from the host cache"`, `"cluster"="w"`, `"kind"="Widget"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
 }

@@ -142,7 +142,7 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 			stop()
 			return nil, e.errorf("watching the host's %s: %w", kind, err)
 		}
-		if !WaitFor(waitCtx, reg.HasSynced) {
+		if !waitFor(waitCtx, reg.HasSynced) {
 			stop()
 			if ctx.Err() != nil {
 				return nil, e.errorf("waiting for the host's %s: %w", kind, context.Cause(ctx))
@@ -171,9 +171,9 @@ func ObjectOf(obj any) (client.Object, bool) {
 	return o, ok
 }
 
-// WaitFor polls done every 20ms until it reports true or ctx ends, and returns done's last
+// waitFor polls done every 20ms until it reports true or ctx ends, and returns done's last
 // answer.
-func WaitFor(ctx context.Context, done func() bool) bool {
+func waitFor(ctx context.Context, done func() bool) bool {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !done() {

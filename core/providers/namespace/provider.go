@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,18 +120,13 @@ func (s namespaceSource) Start(ctx context.Context, e *kit.Engine[string]) (stop
 func (p *Provider) sync(ctx context.Context, name string) kit.Result {
 	clusterName := multicluster.ClusterName(name)
 	ns := &corev1.Namespace{}
-	err := p.host.GetCache().Get(ctx, client.ObjectKey{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), client.ObjectKey{Name: name}, ns, clusterName, func() kit.Result {
 		p.engine.Disengage(clusterName, nil, "the namespace is gone")
 		return kit.Result{}
-	case err != nil:
-		if ctx.Err() != nil {
-			return kit.Result{}
-		}
-		p.engine.Logger().Error(err, "Reading the namespace from the host cache", "cluster", name)
-		return kit.Result{Retry: true}
-	case ns.DeletionTimestamp != nil:
+	}); !ok {
+		return res
+	}
+	if ns.DeletionTimestamp != nil {
 		p.engine.Disengage(clusterName, nil, "the namespace is terminating")
 		return kit.Result{}
 	}

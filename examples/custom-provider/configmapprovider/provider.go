@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -82,7 +81,7 @@ type Provider struct {
 // New returns a provider for the ConfigMap that opts names, in the host cluster of hostConfig.
 func New(hostConfig *rest.Config, opts Options) (*Provider, error) {
 	o := opts.withDefaults()
-	host, err := kit.NewHost(providerName, hostConfig, o.Logger, func(co *cluster.Options) {
+	host, err := kit.NewHost(providerName, hostConfig, o.Logger, nil, func(co *cluster.Options) {
 		// Cache the one ConfigMap and nothing else: the provider needs RBAC for nothing else.
 		co.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{o.Namespace: {}},
@@ -135,9 +134,11 @@ func (p *Provider) source() kit.Source[multicluster.ClusterName] {
 // the credentials changed) or keeps it; a key that is gone is disengaged.
 func (p *Provider) sync(ctx context.Context, name multicluster.ClusterName) kit.Result {
 	cm := &corev1.ConfigMap{}
-	err := p.host.GetCache().Get(ctx, client.ObjectKey{Namespace: p.opts.Namespace, Name: p.opts.Name}, cm)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return kit.Result{Retry: true}
+	if res, ok := p.engine.GetHostObject(ctx, p.host.GetCache(), client.ObjectKey{Namespace: p.opts.Namespace, Name: p.opts.Name}, cm, name, func() kit.Result {
+		p.engine.Disengage(name, nil, "the ConfigMap is gone")
+		return kit.Result{}
+	}); !ok {
+		return res
 	}
 	raw, listed := cm.Data[string(name)]
 	if !listed {

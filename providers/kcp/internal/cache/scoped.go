@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -334,9 +335,9 @@ func (c *Scoped) WaitForCacheSync(ctx context.Context) bool {
 	c.mu.Lock()
 	indexed := slices.Clone(c.indexed)
 	c.mu.Unlock()
-	return kit.WaitFor(ctx, func() bool {
-		return c.watched.HasSynced() && !slices.ContainsFunc(indexed, func(inf toolscache.SharedIndexInformer) bool { return !inf.HasSynced() })
-	})
+	return wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		return c.watched.HasSynced() && !slices.ContainsFunc(indexed, func(inf toolscache.SharedIndexInformer) bool { return !inf.HasSynced() }), nil
+	}) == nil
 }
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.

@@ -5,6 +5,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -16,8 +17,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
-	"mcr.dev/core/providers/kit"
-
+	"mcr.dev/core/providers/providertest"
 	"mcr.dev/providers/kcp/internal/cache"
 )
 
@@ -49,9 +49,12 @@ func TestBackendFollowsEngagements(t *testing.T) {
 	// The hub's disengagements run in context.AfterFunc goroutines.
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		if !kit.WaitFor(t.Context(), cond) {
-			t.Fatalf("%s: not reached", what)
-		}
+		providertest.Eventually(t, time.Minute, what, func() error {
+			if !cond() {
+				return errors.New("not yet")
+			}
+			return nil
+		})
 	}
 	known := func() int {
 		h.mu.RLock()
