@@ -159,7 +159,7 @@ func (p *Provider) startEndpoint(ctx context.Context, ep *endpoint) error {
 		return fmt.Errorf("watching %s through /clusters/*: %w", kind, err)
 	}
 	removeHandler = func() { _ = informer.RemoveEventHandler(reg) }
-	if !toolscache.WaitForCacheSync(syncCtx.Done(), reg.HasSynced) {
+	if !toolscache.WaitFor(syncCtx, "", reg.HasSyncedChecker()) {
 		stop()
 		return fmt.Errorf("%s through /clusters/* did not sync within %s (is the endpoint reachable, and may the provider list and watch there?)", kind, p.opts.CacheSyncTimeout)
 	}

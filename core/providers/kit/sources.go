@@ -142,7 +142,7 @@ func (h HostObjects[K]) Start(ctx context.Context, e *Engine[K]) (stop func(), e
 			stop()
 			return nil, e.errorf("watching the host's %s: %w", kind, err)
 		}
-		if !waitFor(waitCtx, reg.HasSynced) {
+		if !toolscache.WaitFor(waitCtx, "", reg.HasSyncedChecker()) {
 			stop()
 			if ctx.Err() != nil {
 				return nil, e.errorf("waiting for the host's %s: %w", kind, context.Cause(ctx))
@@ -169,21 +169,6 @@ func ObjectOf(obj any) (client.Object, bool) {
 	}
 	o, ok := obj.(client.Object)
 	return o, ok
-}
-
-// waitFor polls done every 20ms until it reports true or ctx ends, and returns done's last
-// answer.
-func waitFor(ctx context.Context, done func() bool) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return done()
-		case <-tick.C:
-		}
-	}
-	return true
 }
 
 // Poll asks a source of truth that cannot be watched (a command-line tool, a remote list) for

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -333,11 +332,12 @@ func (c *Scoped) Start(context.Context) error {
 // cannot serve does not hold up every logical cluster.
 func (c *Scoped) WaitForCacheSync(ctx context.Context) bool {
 	c.mu.Lock()
-	indexed := slices.Clone(c.indexed)
+	synced := []toolscache.DoneChecker{c.watched.HasSyncedChecker()}
+	for _, inf := range c.indexed {
+		synced = append(synced, inf.HasSyncedChecker())
+	}
 	c.mu.Unlock()
-	return wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-		return c.watched.HasSynced() && !slices.ContainsFunc(indexed, func(inf toolscache.SharedIndexInformer) bool { return !inf.HasSynced() }), nil
-	}) == nil
+	return toolscache.WaitFor(ctx, "", synced...)
 }
 
 // IndexField adds the index to the endpoint's shared informer, once per endpoint.
