@@ -355,8 +355,12 @@ func (g *Garden) startGardener(ctx context.Context, path, etcdURL string, out io
 
 // registerGardener makes the garden serve every API group version gardener-apiserver serves.
 func (g *Garden) registerGardener(ctx context.Context, url string, port int) error {
+	// gardener-apiserver is ready before its delegated authentication has read the garden's
+	// client CA, and until then the admin's certificate is anonymous and forbidden: retry.
 	var groups metav1.APIGroupList
-	if err := getJSON(ctx, g.garden.tlsConfig(), url+"/apis", &groups); err != nil {
+	if err := g.gardener.WaitUntil(ctx, func() error {
+		return getJSON(ctx, g.garden.tlsConfig(), url+"/apis", &groups)
+	}); err != nil {
 		return fmt.Errorf("discovering gardener-apiserver's API groups: %w", err)
 	}
 	c, err := client.New(g.garden.config(), client.Options{})
