@@ -12,7 +12,7 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 MODULES = $(shell cd $(ROOT) && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*/\1/p' | sed 's|^\./||;s|^$$|.|')
 
 # Standalone programs under hack/ (standard library only, outside any module).
-HACK_PROGRAMS := hack/gotest hack/verifyversions
+HACK_PROGRAMS := hack/gitmtime hack/gotest hack/verifyversions
 
 TOOLS_DIR := $(ROOT)/bin/tools
 GOLANGCI_LINT_VERSION := v2.15.0
