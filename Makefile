@@ -12,7 +12,7 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 MODULES = $(shell cd $(ROOT) && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*/\1/p' | sed 's|^\./||;s|^$$|.|')
 
 # Standalone programs under hack/ (standard library only, outside any module).
-HACK_PROGRAMS := hack/gitmtime hack/gotest hack/verifyversions
+HACK_PROGRAMS := hack/gotest hack/verifyversions
 
 TOOLS_DIR := $(ROOT)/bin/tools
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -220,7 +220,7 @@ verify-manifests: $(KUSTOMIZE) ## Check that each deployable example's dist/inst
 	done; \
 	if [ $$status -eq 0 ]; then echo "verify-manifests: ok"; fi; exit $$status
 
-# The hack tools' tests and lint (release, benchplot) join `make test` and `make lint` as extra prerequisites (the
+# The hack tools' tests and lint (release, benchplot, gitmtime) join `make test` and `make lint` as extra prerequisites (the
 # tool is outside go.work); a run narrowed with MODULES or TEST_PKGS leaves its tests out.
 test: test-hack-tools
 lint: lint-hack-tools
@@ -229,7 +229,7 @@ lint: lint-hack-tools
 test-hack-tools: $(APIDIFF)
 	@if [ "$(origin MODULES)$(origin TEST_PKGS)" = filefile ]; then \
 		cd $(ROOT) && GOWORK=off go build -o $(TOOLS_DIR)/gotest hack/gotest/main.go && \
-		GOWORK=off MCR_APIDIFF=$(APIDIFF) $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" hack/release hack/benchplot; \
+		GOWORK=off MCR_APIDIFF=$(APIDIFF) $(TOOLS_DIR)/gotest -timeout $(TEST_TIMEOUT) -args "$(TEST_ARGS)" hack/release hack/benchplot hack/gitmtime; \
 	fi
 
 .PHONY: lint-hack-tools
@@ -238,6 +238,8 @@ lint-hack-tools: $(GOLANGCI_LINT)
 	@cd $(ROOT)/hack/release && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 	@echo "lint: hack/benchplot"
 	@cd $(ROOT)/hack/benchplot && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
+	@echo "lint: hack/gitmtime"
+	@cd $(ROOT)/hack/gitmtime && GOWORK=off $(GOLANGCI_LINT) run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 
 # Sizes `make bench-scale` engages (any of 10 100 300 1000 10000), how often it runs each (the plots
 # take the median) and the file its output goes to; `make bench-plots` draws the PNGs of

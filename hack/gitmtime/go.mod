@@ -1,0 +1,3 @@
+module mcr.dev/hack/gitmtime
+
+go 1.26.3
