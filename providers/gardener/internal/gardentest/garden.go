@@ -5,13 +5,13 @@ package gardentest
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -355,11 +355,12 @@ func (g *Garden) startGardener(ctx context.Context, path, etcdURL string, out io
 
 // registerGardener makes the garden serve every API group version gardener-apiserver serves.
 func (g *Garden) registerGardener(ctx context.Context, url string, port int) error {
+	hc := httpClient(g.garden.tlsConfig())
 	// gardener-apiserver is ready before its delegated authentication has read the garden's
 	// client CA, and until then the admin's certificate is anonymous and forbidden: retry.
 	var groups metav1.APIGroupList
 	if err := g.gardener.WaitUntil(ctx, func() error {
-		return getJSON(ctx, g.garden.tlsConfig(), url+"/apis", &groups)
+		return getJSON(ctx, hc, url+"/apis", &groups)
 	}); err != nil {
 		return fmt.Errorf("discovering gardener-apiserver's API groups: %w", err)
 	}
@@ -398,7 +399,6 @@ func (g *Garden) registerGardener(ctx context.Context, url string, port int) err
 		}
 	}
 	// Served through the aggregator once its availability check passed.
-	hc := httpClient(g.garden.tlsConfig())
 	for _, path := range paths {
 		if err := waitOK(ctx, g.garden.proc, hc, g.garden.host()+path); err != nil {
 			return fmt.Errorf("the garden does not serve gardener-apiserver's %s: %w; gardener-apiserver's last output:\n%s", path, err, g.gardener.Output())
@@ -411,8 +411,7 @@ func (g *Garden) registerGardener(ctx context.Context, url string, port int) err
 	return createCloudProfile(ctx, typed)
 }
 
-func getJSON(ctx context.Context, tlsConfig *tls.Config, url string, into any) error {
-	hc := httpClient(tlsConfig)
+func getJSON(ctx context.Context, hc *http.Client, url string, into any) error {
 	req, err := newGet(ctx, url)
 	if err != nil {
 		return err
